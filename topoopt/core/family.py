@@ -1,0 +1,105 @@
+"""Problem families: the Instance base class and the per-family contract.
+
+A *family* (``placement``, ``gpuselect``, ...) bundles what every solver of that family
+shares: the instance type, the exact objective (``evaluate``), the feasibility check
+(``check``), JSON conversion of solutions, and the objective sense. Solvers never
+compute the reported objective themselves; :class:`~topoopt.core.solver.Solver`
+recomputes it with the family's ``evaluate``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+FORMAT_VERSION = 1
+"""Version of the instance JSON format this release reads and writes."""
+
+
+class Sense(str, Enum):
+    """Direction of a family's objective."""
+
+    MINIMIZE = "minimize"
+    MAXIMIZE = "maximize"
+
+    @property
+    def worst(self) -> float:
+        """The bound that proves nothing: ``-inf`` when minimising, ``+inf`` when maximising."""
+        return -math.inf if self is Sense.MINIMIZE else math.inf
+
+
+class Instance(ABC):
+    """Base class of every family's instance (subclasses are frozen dataclasses).
+
+    Subclasses validate their fields on construction and raise
+    :class:`~topoopt.core.errors.InvalidInstanceError` naming the field and the rule.
+    """
+
+    family: ClassVar[str]
+    name: str
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The instance as the JSON object of its family (``family``, ``format_version``, ...)."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> Instance:
+        """Build and validate an instance from its JSON object.
+
+        ``base_dir`` resolves relative file references (e.g. measurement tables).
+        """
+
+
+def _no_metrics(instance: Any, solution: Any) -> dict[str, float]:
+    return {}
+
+
+def _no_size(instance: Any) -> dict[str, int]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Family:
+    """What all solvers of one problem family share.
+
+    Attributes
+    ----------
+    name
+        Family name, the prefix of its solvers' names (``placement`` in ``placement/best-fit``).
+    sense
+        Whether ``evaluate`` is minimised or maximised.
+    instance_type
+        The family's :class:`Instance` subclass; ``topoopt.load`` dispatches on ``name``.
+    evaluate
+        ``evaluate(instance, solution) -> float``, the exact objective.
+    check
+        ``check(instance, solution) -> list[str]``, the violated rules (empty = feasible).
+    solution_to_dict, solution_from_dict
+        JSON conversion of solutions (``solution_from_dict(instance, data)``).
+    metrics
+        Extra figures of a solution reported beside the objective (e.g. ``dp_spread``).
+    size
+        Instance size figures for benchmark records (e.g. number of nodes).
+    """
+
+    name: str
+    sense: Sense
+    instance_type: type[Instance]
+    evaluate: Callable[[Any, Any], float]
+    check: Callable[[Any, Any], list[str]]
+    solution_to_dict: Callable[[Any, Any], dict[str, Any]]
+    solution_from_dict: Callable[[Any, Mapping[str, Any]], Any]
+    metrics: Callable[[Any, Any], dict[str, float]] = field(default=_no_metrics)
+    size: Callable[[Any], dict[str, int]] = field(default=_no_size)
+
+    def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
+        """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""
+        if self.sense is Sense.MINIMIZE:
+            return a < b - tol
+        return a > b + tol

@@ -1,0 +1,137 @@
+"""The :class:`Result` every solver returns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from topoopt.core.family import Sense
+from topoopt.core.status import SolutionStatus, TerminationReason
+
+
+def relative_gap(objective: float | None, bound: float, sense: Sense) -> float:
+    """Relative gap ``|objective - bound| / max(|objective|, 1e-9)``.
+
+    ``inf`` when there is no objective or no finite bound; ``0`` when both are equal.
+
+    Examples
+    --------
+    >>> relative_gap(2.0, 1.5, Sense.MINIMIZE)
+    0.25
+    >>> relative_gap(0.0, 0.0, Sense.MINIMIZE)
+    0.0
+    >>> relative_gap(3.0, -math.inf, Sense.MINIMIZE)
+    inf
+    """
+    if objective is None or not math.isfinite(bound):
+        return math.inf
+    diff = objective - bound if sense is Sense.MINIMIZE else bound - objective
+    if abs(diff) <= 1e-9:
+        return 0.0
+    return max(diff, 0.0) / max(abs(objective), 1e-9)
+
+
+def _json_float(x: float | None) -> float | None:
+    """JSON has no infinities: non-finite numbers become ``null``."""
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+@dataclass(frozen=True)
+class Result:
+    """Outcome of one solver run.
+
+    Attributes
+    ----------
+    status
+        How good :attr:`solution` is (:class:`SolutionStatus`).
+    termination
+        Why the solver stopped (:class:`TerminationReason`).
+    objective
+        The family's ``evaluate()`` of :attr:`solution`, never a number copied from a solver;
+        ``None`` without a solution.
+    bound
+        Best proven bound on the optimum; ``-inf`` (minimising) or ``+inf`` (maximising) when the
+        solver proves none.
+    gap
+        Relative gap between :attr:`objective` and :attr:`bound` (``inf`` when undefined).
+    solution
+        The family's solution object, or ``None``.
+    metrics
+        Family-specific figures of the solution (e.g. ``dp_spread``); also readable as attributes
+        (``result.dp_spread``).
+    violations
+        Rules of ``check()`` the returned solution breaks (then ``termination`` is ``ERROR``).
+    """
+
+    family: str
+    instance: str
+    solver: str
+    backend: str | None
+    sense: Sense
+    status: SolutionStatus
+    termination: TerminationReason
+    objective: float | None
+    bound: float
+    gap: float
+    solution: Any
+    seed: int | None
+    build_s: float
+    solve_s: float
+    total_s: float
+    message: str = ""
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    violations: tuple[str, ...] = ()
+    solution_dict: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        metrics = self.__dict__.get("metrics", {})
+        if name in metrics:
+            return metrics[name]
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+
+    @property
+    def is_ok(self) -> bool:
+        """True when a feasible (or optimal) solution was found."""
+        return self.status >= SolutionStatus.FEASIBLE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as one JSON-ready object (what ``topoopt solve --json`` prints).
+
+        Keys: ``status`` (lower-case), ``termination``, ``objective``, ``bound``, ``gap``,
+        ``solver``, ``backend``, ``total_s``, ``solution``, and beside them ``family``,
+        ``instance``, ``sense``, ``seed``, ``build_s``, ``solve_s``, ``message``,
+        ``violations`` and every metric (e.g. ``dp_spread``). Infinite bounds and gaps become
+        ``null``.
+        """
+        out: dict[str, Any] = {
+            "status": self.status.label,
+            "termination": self.termination.value,
+            "objective": _json_float(self.objective),
+            "bound": _json_float(self.bound),
+            "gap": _json_float(self.gap),
+            "solver": self.solver,
+            "backend": self.backend,
+            "total_s": self.total_s,
+            "build_s": self.build_s,
+            "solve_s": self.solve_s,
+            "family": self.family,
+            "instance": self.instance,
+            "sense": self.sense.value,
+            "seed": self.seed,
+            "message": self.message,
+            "violations": list(self.violations),
+        }
+        out.update({k: _json_float(v) for k, v in self.metrics.items()})
+        out["solution"] = None if self.solution_dict is None else dict(self.solution_dict)
+        return out
+
+    def __repr__(self) -> str:
+        obj = "None" if self.objective is None else f"{self.objective:g}"
+        return (
+            f"Result({self.solver}, status={self.status.label}, termination={self.termination}, "
+            f"objective={obj}, bound={self.bound:g}, gap={self.gap:g}, total_s={self.total_s:.3f})"
+        )

@@ -1,0 +1,265 @@
+"""The :class:`Solver` base class: one template that every algorithm plugs into.
+
+A solver implements :meth:`Solver._solve` and returns an :class:`Attempt` (a solution and
+what it knows about it). :meth:`Solver.solve` does the rest, identically for every
+solver: it validates the call, times it, recomputes the objective with the family's
+``evaluate()``, runs ``check()`` and turns an infeasible answer into an ``ERROR`` result,
+and computes the gap. A solver therefore cannot report an objective of its own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from topoopt.core.errors import InvalidOptionError, TopooptError
+from topoopt.core.family import Family, Instance, Sense
+from topoopt.core.result import Result, relative_gap
+from topoopt.core.seeding import normalize_seed
+from topoopt.core.status import SolutionStatus, TerminationReason
+
+BOUND_TOLERANCE = 1e-6
+"""A bound may overshoot the recomputed objective by at most this much (absolute)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What a solver's :meth:`Solver._solve` hands back to the template.
+
+    Attributes
+    ----------
+    solution
+        The family's solution, or ``None`` when none was found.
+    termination
+        Why the algorithm stopped.
+    proven_optimal
+        The solver proved ``solution`` optimal (exact solvers only).
+    bound
+        Best proven bound on the optimum in the family's objective, if any.
+    build_s, solve_s
+        Model build and solve time; when both are 0 the template reports the whole call as
+        ``solve_s``.
+    message
+        Free text for the user (backend messages, why nothing was found).
+    """
+
+    solution: Any
+    termination: TerminationReason
+    proven_optimal: bool = False
+    bound: float | None = None
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class SolveContext:
+    """Per-call settings handed to :meth:`Solver._solve`."""
+
+    backend: str | None
+    time_limit: float | None
+    seed: int
+    threads: int | None = None
+    rel_gap: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """A fresh generator seeded with :attr:`seed` (same seed, same stream)."""
+        return np.random.default_rng(self.seed)
+
+    def time_left(self) -> float:
+        """Seconds left before the time limit (``inf`` without one)."""
+        if self.time_limit is None:
+            return math.inf
+        return self.time_limit - (time.perf_counter() - self.started)
+
+    def expired(self) -> bool:
+        """Whether the time limit has passed."""
+        return self.time_left() <= 0
+
+
+class Solver(ABC):
+    """Base class of every registered solver.
+
+    Subclasses set the class attributes below and implement :meth:`_solve`; solver-specific
+    options are the keyword-only parameters of ``_solve`` (with defaults), which is also how
+    :func:`topoopt.solvers_for` lists them.
+
+    Attributes
+    ----------
+    name
+        Registry name, ``"<family>/<algorithm>"``.
+    family
+        Name of the problem family.
+    exact
+        Whether an uninterrupted run returns a proven optimum.
+    gives_bound
+        Whether results carry a proven bound on the optimum.
+    stochastic
+        Whether the seed changes the answer.
+    uses_backend
+        Whether the solver drives a MIP backend (then ``backend`` picks it).
+    """
+
+    name: ClassVar[str]
+    family: ClassVar[str]
+    exact: ClassVar[bool] = False
+    gives_bound: ClassVar[bool] = False
+    stochastic: ClassVar[bool] = False
+    uses_backend: ClassVar[bool] = False
+
+    @abstractmethod
+    def _solve(self, instance: Any, ctx: SolveContext, **options: Any) -> Attempt:
+        """Run the algorithm; see :class:`Attempt` for what to return."""
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """The solver's options and their defaults (keyword-only parameters of ``_solve``)."""
+        params = inspect.signature(cls._solve).parameters.values()
+        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    @classmethod
+    def description(cls) -> str:
+        """First line of the class docstring."""
+        return (inspect.getdoc(cls) or "").splitlines()[0] if cls.__doc__ else ""
+
+    def solve(
+        self,
+        instance: Instance,
+        *,
+        backend: str | None = None,
+        time_limit: float | None = None,
+        seed: int | None = None,
+        threads: int | None = None,
+        rel_gap: float = 0.0,
+        **options: Any,
+    ) -> Result:
+        """Solve ``instance`` and return a checked :class:`Result`.
+
+        Parameters
+        ----------
+        instance
+            An instance of this solver's family.
+        backend
+            MIP backend (``"highs"`` default, ``"scip"``, ``"gurobi"``) for MIP solvers;
+            ignored by the others (their results carry ``backend=None``).
+        time_limit
+            Wall-clock limit in seconds; ``None`` for none.
+        seed
+            Random seed (``None`` means :data:`~topoopt.core.seeding.DEFAULT_SEED`).
+        threads, rel_gap
+            Passed to the MIP backend (``rel_gap=0`` asks for proven optima).
+        **options
+            Solver-specific options; see :meth:`option_defaults`.
+        """
+        from topoopt.core.mip import resolve_backend
+        from topoopt.core.registry import get_family
+
+        family = get_family(self.family)
+        if not isinstance(instance, family.instance_type):
+            raise TopooptError(
+                f"{self.name} solves {family.instance_type.__name__} instances, "
+                f"got {type(instance).__name__}"
+            )
+        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise InvalidOptionError(f"time_limit: must be a positive number, got {time_limit!r}")
+        if not (isinstance(rel_gap, (int, float)) and rel_gap >= 0):
+            raise InvalidOptionError(f"rel_gap: must be a non-negative number, got {rel_gap!r}")
+        self._check_options(options)
+        ctx = SolveContext(
+            backend=resolve_backend(backend) if self.uses_backend else None,
+            time_limit=None if time_limit is None else float(time_limit),
+            seed=normalize_seed(seed),
+            threads=threads,
+            rel_gap=float(rel_gap),
+        )
+        attempt = self._solve(instance, ctx, **options)
+        return self._finish(family, instance, attempt, ctx)
+
+    def _check_options(self, options: dict[str, Any]) -> None:
+        known = self.option_defaults()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            listing = ", ".join(sorted(known)) or "none"
+            raise InvalidOptionError(
+                f"{self.name}: unknown option(s) {', '.join(unknown)}; known options: {listing}"
+            )
+
+    def _finish(
+        self, family: Family, instance: Instance, attempt: Attempt, ctx: SolveContext
+    ) -> Result:
+        """Recompute, check and package an :class:`Attempt` (the one path to a Result)."""
+        sense = family.sense
+        solution = attempt.solution
+        termination = attempt.termination
+        message = attempt.message
+        objective: float | None = None
+        metrics: dict[str, float] = {}
+        violations: list[str] = []
+        solution_dict = None
+        bound = sense.worst if attempt.bound is None else float(attempt.bound)
+        if solution is None:
+            status = SolutionStatus.NO_SOLUTION
+        else:
+            violations = family.check(instance, solution)
+            solution_dict = family.solution_to_dict(instance, solution)
+            if violations:
+                status = SolutionStatus.INFEASIBLE
+                termination = TerminationReason.ERROR
+                message = f"solver returned an infeasible solution: {'; '.join(violations)}"
+            else:
+                objective = float(family.evaluate(instance, solution))
+                metrics = family.metrics(instance, solution)
+                status = SolutionStatus.FEASIBLE
+                if attempt.proven_optimal:
+                    status = SolutionStatus.OPTIMAL
+                    if attempt.bound is None:
+                        bound = objective
+                if self._bound_contradicts(sense, bound, objective):
+                    termination = TerminationReason.ERROR
+                    status = SolutionStatus.UNKNOWN
+                    message = (
+                        f"reported bound {bound:g} contradicts the recomputed objective "
+                        f"{objective:g}: the formulation disagrees with evaluate()"
+                    )
+        elapsed = time.perf_counter() - ctx.started
+        build_s, solve_s = attempt.build_s, attempt.solve_s
+        if build_s == 0.0 and solve_s == 0.0:
+            solve_s = elapsed
+        return Result(
+            family=self.family,
+            instance=instance.name,
+            solver=self.name,
+            backend=ctx.backend,
+            sense=sense,
+            status=status,
+            termination=termination,
+            objective=objective,
+            bound=bound,
+            gap=relative_gap(objective, bound, sense),
+            solution=solution,
+            seed=ctx.seed,
+            build_s=build_s,
+            solve_s=solve_s,
+            total_s=time.perf_counter() - ctx.started,
+            message=message,
+            metrics=metrics,
+            violations=tuple(violations),
+            solution_dict=solution_dict,
+        )
+
+    @staticmethod
+    def _bound_contradicts(sense: Sense, bound: float, objective: float) -> bool:
+        if not math.isfinite(bound):
+            return False
+        scale = max(1.0, abs(objective))
+        if sense is Sense.MINIMIZE:
+            return bound > objective + BOUND_TOLERANCE * scale
+        return bound < objective - BOUND_TOLERANCE * scale

@@ -1,0 +1,88 @@
+"""Small readers for JSON input that raise :class:`InvalidInstanceError` naming the field.
+
+Families use these in their ``from_dict`` so that every bad input produces
+``"<json.path>: <rule>"`` instead of a ``KeyError`` or ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from topoopt.core.errors import InvalidInstanceError
+
+
+def join(path: str, key: str | int) -> str:
+    """Extend a JSON path: ``join("job", "tp") == "job.tp"``, ``join("a", 2) == "a[2]"``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def field(data: Mapping[str, Any], key: str, path: str = "") -> Any:
+    """``data[key]``, or an error saying the field is missing."""
+    if not isinstance(data, Mapping):
+        raise InvalidInstanceError(path or "<root>", "must be a JSON object")
+    if key not in data:
+        raise InvalidInstanceError(join(path, key), "missing required field")
+    return data[key]
+
+
+def as_mapping(value: Any, path: str) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object."""
+    if not isinstance(value, Mapping):
+        raise InvalidInstanceError(path, f"must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def as_list(value: Any, path: str, *, min_len: int = 0) -> Sequence[Any]:
+    """``value`` if it is a JSON array of at least ``min_len`` items."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidInstanceError(path, f"must be a JSON array, got {type(value).__name__}")
+    if len(value) < min_len:
+        raise InvalidInstanceError(path, f"must have at least {min_len} item(s)")
+    return value
+
+
+def as_int(value: Any, path: str, *, minimum: int | None = None) -> int:
+    """``value`` as an ``int`` (integral floats such as ``6.0`` are accepted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
+    if isinstance(value, float) and not value.is_integer():
+        raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        rule = "non-negative" if minimum == 0 else f">= {minimum}"
+        raise InvalidInstanceError(path, f"must be {rule}, got {number}")
+    return number
+
+
+def as_float(
+    value: Any, path: str, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    """``value`` as a finite ``float`` within ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInstanceError(path, f"must be a finite number, got {value!r}")
+    number = float(value)
+    low = -math.inf if minimum is None else minimum
+    high = math.inf if maximum is None else maximum
+    if not low <= number <= high:
+        raise InvalidInstanceError(path, f"must lie in [{low:g}, {high:g}], got {number:g}")
+    return number
+
+
+def as_str(value: Any, path: str) -> str:
+    """``value`` if it is a non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInstanceError(path, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def unique_names(names: Sequence[str], path: str) -> None:
+    """Raise if a name repeats."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise InvalidInstanceError(join(path, i), f"duplicate name {name!r}")
+        seen.add(name)

@@ -1,0 +1,1 @@
+"""Pyomo formulations, one subpackage per family, one module per formulation."""

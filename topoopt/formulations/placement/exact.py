@@ -1,0 +1,146 @@
+"""Exact MIP of the placement score (Arnold eq. 2–3), monolithic and per target spreads.
+
+Notation (every symbol is also defined in ``docs/placement.md``): rows ``r`` (PP groups),
+columns ``c`` (DP groups), minipods ``j`` with free nodes ``f_j``.
+
+* ``x[r,c,j]`` binary: cell ``(r, c)`` is placed in minipod ``j``;
+* ``u[r,j]`` / ``v[c,j]``: row ``r`` / column ``c`` touches minipod ``j``;
+* ``K_pp >= sum_j u[r,j]`` and ``K_dp >= sum_j v[c,j]``: largest number of minipods a row /
+  column touches;
+* ``D(K) = K if K >= 2 else 0`` (eq. 3) is linearised with one binary ``w`` per dimension:
+  ``P >= K - 1 + w`` and ``K <= 1 + (M - 1) w``, so ``P = 0`` for ``K = 1`` and ``P >= K``
+  otherwise. Because ``D`` is non-decreasing, ``max_r D(row_r) = D(max_r K_r)``.
+
+:func:`build` is the monolithic model ``min alpha * P_dp + beta * P_pp``.
+:func:`build_feasibility` fixes the target spreads: ``sum_j v[c,j] <= A`` and
+``sum_j u[r,j] <= B`` with a constant objective; the solver ``placement/exact-mip``
+(:mod:`topoopt.solvers.placement.exact`) uses it inside a decomposition over ``(A, B)``.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+
+from topoopt.placement.instance import PlacementInstance
+from topoopt.placement.solution import Placement
+
+
+def _assignment_core(instance: PlacementInstance, *, binary_usage: bool) -> pyo.ConcreteModel:
+    """Variables ``x``, ``u``, ``v`` with assignment, capacity and usage-linking constraints."""
+    m = pyo.ConcreteModel(name=f"placement-exact-{instance.name}")
+    m.R = pyo.RangeSet(0, instance.rows - 1)
+    m.C = pyo.RangeSet(0, instance.cols - 1)
+    m.J = pyo.RangeSet(0, instance.n_minipods - 1)
+    usage_domain = pyo.Binary if binary_usage else pyo.UnitInterval
+    m.x = pyo.Var(m.R, m.C, m.J, domain=pyo.Binary)
+    m.u = pyo.Var(m.R, m.J, domain=usage_domain)
+    m.v = pyo.Var(m.C, m.J, domain=usage_domain)
+    m.assign = pyo.Constraint(m.R, m.C, rule=_assign_rule)
+    m.capacity = pyo.Constraint(m.J, rule=_capacity_rule)
+    m.row_touch = pyo.Constraint(m.R, m.C, m.J, rule=_row_touch_rule)
+    m.col_touch = pyo.Constraint(m.R, m.C, m.J, rule=_col_touch_rule)
+    m.free = pyo.Param(m.J, initialize=dict(enumerate(instance.capacities)))
+    return m
+
+
+def _assign_rule(m: pyo.ConcreteModel, r: int, c: int) -> pyo.Expression:
+    return pyo.quicksum(m.x[r, c, j] for j in m.J) == 1
+
+
+def _capacity_rule(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
+    return pyo.quicksum(m.x[r, c, j] for r in m.R for c in m.C) <= m.free[j]
+
+
+def _row_touch_rule(m: pyo.ConcreteModel, r: int, c: int, j: int) -> pyo.Expression:
+    return m.u[r, j] >= m.x[r, c, j]
+
+
+def _col_touch_rule(m: pyo.ConcreteModel, r: int, c: int, j: int) -> pyo.Expression:
+    return m.v[c, j] >= m.x[r, c, j]
+
+
+def _row_count_rule(m: pyo.ConcreteModel, r: int) -> pyo.Expression:
+    return m.K_pp >= pyo.quicksum(m.u[r, j] for j in m.J)
+
+
+def _col_count_rule(m: pyo.ConcreteModel, c: int) -> pyo.Expression:
+    return m.K_dp >= pyo.quicksum(m.v[c, j] for j in m.J)
+
+
+def _row_limit_rule(m: pyo.ConcreteModel, r: int) -> pyo.Expression:
+    return pyo.quicksum(m.u[r, j] for j in m.J) <= m.max_pp_use
+
+
+def _col_limit_rule(m: pyo.ConcreteModel, c: int) -> pyo.Expression:
+    return pyo.quicksum(m.v[c, j] for j in m.J) <= m.max_dp_use
+
+
+def _row_order_rule(m: pyo.ConcreteModel, r: int) -> pyo.Expression:
+    if r == 0:
+        return pyo.Constraint.Skip
+    first = pyo.quicksum(j * m.x[r - 1, 0, j] for j in m.J)
+    return first <= pyo.quicksum(j * m.x[r, 0, j] for j in m.J)
+
+
+def build(instance: PlacementInstance) -> pyo.ConcreteModel:
+    """The monolithic exact model: ``min alpha * P_dp + beta * P_pp`` (eq. 2 linearised).
+
+    Parameters
+    ----------
+    instance
+        The placement instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        With variables ``x, u, v, K_dp, K_pp, w_dp, w_pp, P_dp, P_pp``.
+    """
+    m = _assignment_core(instance, binary_usage=False)
+    n_pods = instance.n_minipods
+    for dim in ("dp", "pp"):
+        setattr(m, f"K_{dim}", pyo.Var(bounds=(1, n_pods)))
+        setattr(m, f"w_{dim}", pyo.Var(domain=pyo.Binary))
+        setattr(m, f"P_{dim}", pyo.Var(bounds=(0, n_pods)))
+    m.row_count = pyo.Constraint(m.R, rule=_row_count_rule)
+    m.col_count = pyo.Constraint(m.C, rule=_col_count_rule)
+    m.spread_dp = pyo.Constraint(expr=m.P_dp >= m.K_dp - 1 + m.w_dp)
+    m.single_dp = pyo.Constraint(expr=m.K_dp <= 1 + (n_pods - 1) * m.w_dp)
+    m.spread_pp = pyo.Constraint(expr=m.P_pp >= m.K_pp - 1 + m.w_pp)
+    m.single_pp = pyo.Constraint(expr=m.K_pp <= 1 + (n_pods - 1) * m.w_pp)
+    m.score = pyo.Objective(expr=instance.alpha * m.P_dp + instance.beta * m.P_pp)
+    return m
+
+
+def build_feasibility(
+    instance: PlacementInstance, max_dp_use: int, max_pp_use: int
+) -> pyo.ConcreteModel:
+    """Feasibility model for target spreads: every column touches at most ``max_dp_use``
+    minipods and every row at most ``max_pp_use``.
+
+    Rows are ordered by the index of their first cell's minipod (``sum_j j x[r,0,j]``
+    non-decreasing), a valid symmetry cut because rows are interchangeable.
+    """
+    m = _assignment_core(instance, binary_usage=True)
+    m.max_dp_use = pyo.Param(initialize=max_dp_use)
+    m.max_pp_use = pyo.Param(initialize=max_pp_use)
+    m.row_limit = pyo.Constraint(m.R, rule=_row_limit_rule)
+    m.col_limit = pyo.Constraint(m.C, rule=_col_limit_rule)
+    m.row_order = pyo.Constraint(m.R, rule=_row_order_rule)
+    m.score = pyo.Objective(expr=0.0)
+    return m
+
+
+def warm_start(model: pyo.ConcreteModel, placement: Placement) -> None:
+    """Set the assignment variables of ``model`` to ``placement`` (a MIP start)."""
+    for (r, c, j), var in model.x.items():
+        var.set_value(1 if placement.matrix[r][c] == j else 0)
+
+
+def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
+    """The placement encoded by the loaded values of ``x`` (largest value per cell)."""
+    return Placement.from_rows(
+        [
+            [max(model.J, key=lambda j, r=r, c=c: pyo.value(model.x[r, c, j])) for c in model.C]
+            for r in model.R
+        ]
+    )

@@ -1,0 +1,67 @@
+"""Family ``placement``: communication-aligned placement of an LLM job into minipods (Arnold).
+
+He et al., "Efficient Pre-Training of LLMs via Topology-Aware Communication Alignment on
+More Than 9600 GPUs" (Arnold). An instance is a fat-tree's free nodes per minipod plus a job
+with degrees DP, TP, PP; a solution maps each cell of the job's communication matrix
+(eq. 1) to a minipod; the score (eq. 2–3) weighs the largest DP-group spread by ``alpha``
+and the largest PP-group spread by ``1 - alpha``.
+
+Solvers (see ``topoopt.solvers_for("placement")``): the coarse MIP of eq. 4–10
+(``placement/coarse-mip``), an exact MIP (``placement/exact-mip``), the paper's baselines,
+production baselines (Slurm ``topology/tree``, Koordinator), and the enumeration oracle.
+"""
+
+from topoopt.core.family import Family, Sense
+from topoopt.core.registry import register_family
+from topoopt.placement import solution as _solution
+from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
+from topoopt.placement.solution import (
+    Placement,
+    check,
+    dp_spread,
+    evaluate,
+    format_placement,
+    pp_spread,
+    rank_order,
+    spread,
+)
+
+
+def _size(instance: PlacementInstance) -> dict[str, int]:
+    return {
+        "nodes": instance.n_nodes,
+        "rows": instance.rows,
+        "cols": instance.cols,
+        "minipods": instance.n_minipods,
+        "free_nodes": instance.total_free,
+    }
+
+
+FAMILY = register_family(
+    Family(
+        name="placement",
+        sense=Sense.MINIMIZE,
+        instance_type=PlacementInstance,
+        evaluate=evaluate,
+        check=check,
+        solution_to_dict=_solution.to_dict,
+        solution_from_dict=_solution.from_dict,
+        metrics=_solution.metrics,
+        size=_size,
+    )
+)
+
+__all__ = [
+    "FAMILY",
+    "Leaf",
+    "Minipod",
+    "Placement",
+    "PlacementInstance",
+    "check",
+    "dp_spread",
+    "evaluate",
+    "format_placement",
+    "pp_spread",
+    "rank_order",
+    "spread",
+]

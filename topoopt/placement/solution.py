@@ -1,0 +1,194 @@
+"""Placements, their exact score (Arnold eq. 2–3) and their feasibility check.
+
+This module is the root of the trust chain for the family: :func:`evaluate` and
+:func:`check` are written to be obviously right, and every solver's result is recomputed
+and checked with them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from topoopt.core.errors import InvalidSolutionError
+from topoopt.placement.instance import PlacementInstance
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A minipod for every cell of the communication matrix.
+
+    Attributes
+    ----------
+    matrix
+        ``matrix[r][c]`` is the index (into ``instance.minipods``) of the minipod hosting the
+        node of row (PP group) ``r`` and column (DP group, i.e. stage) ``c``.
+    """
+
+    matrix: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Iterable[int]]) -> Placement:
+        """Build from any nested iterable (lists, a NumPy array, ...)."""
+        return cls(tuple(tuple(int(x) for x in row) for row in rows))
+
+    def as_array(self) -> np.ndarray:
+        """The matrix as a ``rows x cols`` integer array."""
+        return np.array(self.matrix, dtype=int).reshape(len(self.matrix), -1)
+
+    def columns(self) -> list[tuple[int, ...]]:
+        """The DP groups (columns) as tuples of minipod indices."""
+        return [tuple(col) for col in zip(*self.matrix, strict=True)] if self.matrix else []
+
+
+def spread(group: Sequence[int]) -> int:
+    """``D`` of one communication group (Arnold eq. 3 on one-hot vectors).
+
+    The number of distinct minipods the group uses when that is at least 2, else 0: a group
+    inside a single minipod has no cross-spine traffic.
+
+    Examples
+    --------
+    >>> spread([3, 3, 3]), spread([0, 1, 1]), spread([0, 1, 2])
+    (0, 2, 3)
+    """
+    distinct = len(set(group))
+    return distinct if distinct >= 2 else 0
+
+
+def dp_spread(placement: Placement) -> int:
+    """Largest spread over the DP groups (columns)."""
+    return max(spread(col) for col in placement.columns())
+
+
+def pp_spread(placement: Placement) -> int:
+    """Largest spread over the PP groups (rows)."""
+    return max(spread(row) for row in placement.matrix)
+
+
+def evaluate(instance: PlacementInstance, placement: Placement) -> float:
+    """The exact score to minimise (Arnold eq. 2, with alpha tied to DP; see docs).
+
+    ``alpha * max_columns D(col) + (1 - alpha) * max_rows D(row)``.
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 2), Minipod("b", 2)), dp=2, tp=8, pp=2,
+    ...                          alpha=0.25)
+    >>> evaluate(inst, Placement(((0, 0), (1, 1))))   # rows aligned: DP groups span 2 pods
+    0.5
+    >>> evaluate(inst, Placement(((0, 1), (0, 1))))   # columns aligned: PP groups span 2
+    1.5
+    """
+    return instance.alpha * dp_spread(placement) + instance.beta * pp_spread(placement)
+
+
+def check(instance: PlacementInstance, placement: Placement) -> list[str]:
+    """The feasibility rules ``placement`` breaks (empty when feasible).
+
+    Rules: the matrix is ``rows x cols`` (so every cell is placed exactly once), every entry
+    names an existing minipod, and no minipod hosts more nodes than it has free.
+    """
+    problems: list[str] = []
+    matrix = placement.matrix
+    if len(matrix) != instance.rows or any(len(row) != instance.cols for row in matrix):
+        shape = f"{len(matrix)} rows of lengths {sorted({len(row) for row in matrix})}"
+        return [f"matrix must be {instance.rows} x {instance.cols}, got {shape}"]
+    counts: Counter[int] = Counter()
+    for r, row in enumerate(matrix):
+        for c, pod in enumerate(row):
+            if not (isinstance(pod, int) and 0 <= pod < instance.n_minipods):
+                problems.append(f"cell ({r}, {c}) names minipod {pod!r}, not in 0..{instance.n_minipods - 1}")
+            else:
+                counts[pod] += 1
+    for pod, used in sorted(counts.items()):
+        free = instance.minipods[pod].free_nodes
+        if used > free:
+            problems.append(
+                f"minipod {instance.minipods[pod].name!r} hosts {used} nodes but has {free} free"
+            )
+    return problems
+
+
+def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, float]:
+    """``dp_spread``, ``pp_spread`` and ``minipods_used`` of a placement."""
+    used = len({pod for row in placement.matrix for pod in row})
+    return {
+        "dp_spread": float(dp_spread(placement)),
+        "pp_spread": float(pp_spread(placement)),
+        "minipods_used": float(used),
+    }
+
+
+def node_rank(instance: PlacementInstance, row: int, col: int) -> int:
+    """Node-level rank of cell ``(row, col)`` in Megatron's default order.
+
+    Megatron numbers GPUs TP-fastest, then DP, then PP, so node ``k`` hosts global ranks
+    ``k*g .. k*g+g-1`` and ``k = col * rows + row``: the DP ranks of one stage sit on
+    consecutive nodes.
+    """
+    return col * instance.rows + row
+
+
+def rank_order(instance: PlacementInstance, placement: Placement) -> list[str]:
+    """Which concrete node hosts each node-level rank (index = rank, see :func:`node_rank`).
+
+    Inside each minipod the cells it hosts take its free nodes in leaf order, by increasing
+    rank, so the ranks of a DP group that share a minipod sit on consecutive nodes (the
+    paper's "continuous rank indices" per minipod).
+    """
+    free = [iter(pod.node_names()) for pod in instance.minipods]
+    order = [""] * instance.n_nodes
+    cells = sorted(
+        ((node_rank(instance, r, c), pod) for r, row in enumerate(placement.matrix)
+         for c, pod in enumerate(row))
+    )
+    for rank, pod in cells:
+        order[rank] = next(free[pod])
+    return order
+
+
+def to_dict(instance: PlacementInstance, placement: Placement) -> dict[str, Any]:
+    """JSON form: ``matrix`` (minipod indices), ``minipods`` (their names), ``rank_order``."""
+    return {
+        "matrix": [list(row) for row in placement.matrix],
+        "minipods": [pod.name for pod in instance.minipods],
+        "rank_order": rank_order(instance, placement) if not check(instance, placement) else [],
+    }
+
+
+def from_dict(instance: PlacementInstance, data: Mapping[str, Any]) -> Placement:
+    """Read a placement from its JSON form (only ``matrix`` is needed)."""
+    matrix = data.get("matrix") if isinstance(data, Mapping) else None
+    if not isinstance(matrix, list) or not all(isinstance(row, list) for row in matrix):
+        raise InvalidSolutionError("solution.matrix: must be a list of rows of minipod indices")
+    if any(isinstance(x, bool) or not isinstance(x, int) for row in matrix for x in row):
+        raise InvalidSolutionError("solution.matrix: entries must be integer minipod indices")
+    return Placement.from_rows(matrix)
+
+
+def format_placement(instance: PlacementInstance, placement: Placement) -> str:
+    """The matrix as a text table like Arnold Fig. 12: one line per PP group (row).
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 2), Minipod("b", 2)), dp=2, tp=8, pp=2,
+    ...                          alpha=0.5)
+    >>> print(format_placement(inst, Placement(((0, 0), (1, 1)))))
+           stage0  stage1
+    pp0    a       a
+    pp1    b       b
+    """
+    names = [pod.name for pod in instance.minipods]
+    width = max(6, *(len(n) for n in names)) + 2
+    header = " " * 7 + "".join(f"stage{c}".ljust(width) for c in range(instance.cols))
+    lines = [header.rstrip()]
+    for r, row in enumerate(placement.matrix):
+        lines.append((f"pp{r}".ljust(7) + "".join(names[p].ljust(width) for p in row)).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Heuristics and enumeration oracles, one subpackage per family."""
