@@ -64,6 +64,10 @@ def _no_size(instance: Any) -> dict[str, int]:
     return {}
 
 
+def _no_description(instance: Any, solution: Any) -> str:
+    return repr(solution)
+
+
 @dataclass(frozen=True)
 class Family:
     """What all solvers of one problem family share.
@@ -86,6 +90,14 @@ class Family:
         Extra figures of a solution reported beside the objective (e.g. ``dp_spread``).
     size
         Instance size figures for benchmark records (e.g. number of nodes).
+    describe
+        Human-readable rendering of a solution (what ``topoopt solve`` prints).
+    examples
+        Small instances the enumeration oracle solves quickly; the conformance suite runs every
+        solver of the family on them.
+    generators
+        Named instance-suite generators: ``generators[suite](seed=..., **options)`` returns a
+        list of instances (``topoopt instances generate``). Deterministic given the seed.
     """
 
     name: str
@@ -97,6 +109,14 @@ class Family:
     solution_from_dict: Callable[[Any, Mapping[str, Any]], Any]
     metrics: Callable[[Any, Any], dict[str, float]] = field(default=_no_metrics)
     size: Callable[[Any], dict[str, int]] = field(default=_no_size)
+    describe: Callable[[Any, Any], str] = field(default=_no_description)
+    examples: Callable[[], list[Instance]] = field(default=list)
+    generators: Mapping[str, Callable[..., list[Instance]]] = field(default_factory=dict)
+
+    @property
+    def oracle(self) -> str:
+        """Registry name of the family's enumeration oracle (``<family>/enumerate``)."""
+        return f"{self.name}/enumerate"
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

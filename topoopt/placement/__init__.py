@@ -13,6 +13,7 @@ production baselines (Slurm ``topology/tree``, Koordinator), and the enumeration
 
 from topoopt.core.family import Family, Sense
 from topoopt.core.registry import register_family
+from topoopt.placement import generate
 from topoopt.placement import solution as _solution
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
 from topoopt.placement.solution import (
@@ -48,6 +49,9 @@ FAMILY = register_family(
         solution_from_dict=_solution.from_dict,
         metrics=_solution.metrics,
         size=_size,
+        describe=format_placement,
+        examples=generate.examples,
+        generators=generate.GENERATORS,
     )
 )
 

@@ -31,6 +31,7 @@ def _assignment_core(instance: PlacementInstance, *, binary_usage: bool) -> pyo.
     m.R = pyo.RangeSet(0, instance.rows - 1)
     m.C = pyo.RangeSet(0, instance.cols - 1)
     m.J = pyo.RangeSet(0, instance.n_minipods - 1)
+    m.free = pyo.Param(m.J, initialize=dict(enumerate(instance.capacities)))
     usage_domain = pyo.Binary if binary_usage else pyo.UnitInterval
     m.x = pyo.Var(m.R, m.C, m.J, domain=pyo.Binary)
     m.u = pyo.Var(m.R, m.J, domain=usage_domain)
@@ -39,7 +40,6 @@ def _assignment_core(instance: PlacementInstance, *, binary_usage: bool) -> pyo.
     m.capacity = pyo.Constraint(m.J, rule=_capacity_rule)
     m.row_touch = pyo.Constraint(m.R, m.C, m.J, rule=_row_touch_rule)
     m.col_touch = pyo.Constraint(m.R, m.C, m.J, rule=_col_touch_rule)
-    m.free = pyo.Param(m.J, initialize=dict(enumerate(instance.capacities)))
     return m
 
 

@@ -1,3 +1,5 @@
 """Solvers of the placement family: the oracle, the MIP solvers and the baselines."""
 
-from topoopt.solvers.placement import mip, oracle  # noqa: F401  (registration)
+from topoopt.solvers.placement import baselines, mip, oracle, topo_aware  # noqa: F401
+
+__all__ = ["baselines", "mip", "oracle", "topo_aware"]

@@ -1,0 +1,160 @@
+"""Instance generators of the placement family (deterministic given the seed).
+
+* :func:`arnold_paper` — Arnold Table 1: (i) 3 minipods / 18 free nodes, job DP 12, TP 4,
+  PP 2; (ii) 5 / 438, job 24, 4, 8; (iii) 11 / 1019, job 46, 8, 8; each with an even split of
+  the free nodes and seeded uneven splits (:func:`seeded_split`), times alpha in
+  {0.2, 0.5, 0.8}.
+* :func:`random_small` — small random instances the oracle solves in well under a second.
+* :func:`random_large` — jobs up to 512 nodes in clusters of 1000+ free nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from topoopt.core.seeding import make_rng
+from topoopt.placement.instance import Minipod, PlacementInstance
+
+PAPER_ALPHAS = (0.2, 0.5, 0.8)
+
+
+@dataclass(frozen=True)
+class PaperSetting:
+    """One row of Arnold Table 1."""
+
+    label: str
+    minipods: int
+    free_nodes: int
+    dp: int
+    tp: int
+    pp: int
+
+
+PAPER_SETTINGS = (
+    PaperSetting("i", 3, 18, 12, 4, 2),
+    PaperSetting("ii", 5, 438, 24, 4, 8),
+    PaperSetting("iii", 11, 1019, 46, 8, 8),
+)
+
+
+def even_split(total: int, parts: int) -> list[int]:
+    """``total`` split as evenly as possible, larger parts first.
+
+    Examples
+    --------
+    >>> even_split(1019, 11)
+    [93, 93, 93, 93, 93, 93, 93, 92, 92, 92, 92]
+    """
+    base, extra = divmod(total, parts)
+    return [base + 1] * extra + [base] * (parts - extra)
+
+
+def seeded_split(total: int, parts: int, seed: int) -> list[int]:
+    """An uneven split of ``total`` free nodes over ``parts`` minipods.
+
+    Weights ``w_j ~ Uniform(0.5, 1.5)`` from ``numpy.random.default_rng(seed)``; minipod ``j``
+    gets ``floor(total * w_j / sum(w))`` nodes and the remainder goes, one node each, to the
+    largest fractional parts (largest-remainder apportionment), so the total is exact.
+
+    Examples
+    --------
+    >>> sum(seeded_split(438, 5, seed=1))
+    438
+    """
+    weights = make_rng(seed).uniform(0.5, 1.5, size=parts)
+    shares = total * weights / weights.sum()
+    counts = np.floor(shares).astype(int)
+    for j in np.argsort(-(shares - counts), kind="stable")[: total - counts.sum()]:
+        counts[j] += 1
+    return [int(c) for c in counts]
+
+
+def _instance(name: str, free: list[int], dp: int, tp: int, pp: int, alpha: float,
+              gpus_per_node: int = 8) -> PlacementInstance:
+    pods = tuple(Minipod(f"mp{j}", f) for j, f in enumerate(free))
+    return PlacementInstance(name, pods, dp=dp, tp=tp, pp=pp, alpha=alpha,
+                             gpus_per_node=gpus_per_node)
+
+
+def spanning_split(setting: PaperSetting, seed: int) -> tuple[int, list[int]]:
+    """The first seeded split, trying seeds ``seed, seed + 1, ...``, in which no minipod can
+    hold the whole job (in the paper every setting spans minipods); returns (seed, split)."""
+    n_nodes = setting.dp * setting.tp * setting.pp // 8
+    while True:
+        split = seeded_split(setting.free_nodes, setting.minipods, seed)
+        if max(split) < n_nodes:
+            return seed, split
+        seed += 1
+
+
+def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
+    """Arnold Table 1 settings x (even split + ``splits`` seeded splits) x alpha.
+
+    Seeded split ``k`` (1-based) starts from seed ``seed + 100 * k`` and takes the first seed
+    whose split leaves no minipod able to hold the whole job (:func:`spanning_split`); the seed
+    used is in the name. Names look like ``iii-even-a0.5`` and ``ii-s203-a0.2``.
+    """
+    out = []
+    for setting in PAPER_SETTINGS:
+        splits_of = {"even": even_split(setting.free_nodes, setting.minipods)}
+        for k in range(1, splits + 1):
+            used, split = spanning_split(setting, seed + 100 * k)
+            splits_of[f"s{used}"] = split
+        for split_name, free in splits_of.items():
+            for alpha in PAPER_ALPHAS:
+                name = f"{setting.label}-{split_name}-a{alpha}"
+                out.append(_instance(name, free, setting.dp, setting.tp, setting.pp, alpha))
+    return out
+
+
+def random_small(seed: int = 0, count: int = 20, max_cells: int = 9,
+                 max_minipods: int = 4) -> list[PlacementInstance]:
+    """Small random instances (at most ``max_cells`` nodes) for oracle comparisons.
+
+    Rows and columns are drawn so that ``rows * cols <= max_cells``; TP from {2, 4, 8} with 8
+    GPUs per node; 2 to ``max_minipods`` minipods whose free nodes sum to at least the job;
+    alpha uniform on a 0.1 grid.
+    """
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        rows = int(rng.integers(1, max_cells + 1))
+        cols = int(rng.integers(1, max_cells // rows + 1))
+        tp = int(rng.choice([2, 4, 8]))
+        n_pods = int(rng.integers(2, max_minipods + 1))
+        free = [int(f) for f in rng.integers(0, rows * cols + 1, size=n_pods)]
+        free[int(rng.integers(n_pods))] += max(0, rows * cols - sum(free))
+        alpha = round(float(rng.integers(0, 11)) / 10, 1)
+        out.append(_instance(f"small-{seed}-{i}", free, rows * (8 // tp), tp, cols, alpha))
+    return out
+
+
+def random_large(seed: int = 0, count: int = 10, max_nodes: int = 512,
+                 cluster_nodes: int = 1024, max_minipods: int = 16) -> list[PlacementInstance]:
+    """Large random instances: jobs of up to ``max_nodes`` nodes in ``cluster_nodes`` free
+    nodes spread over 4 to ``max_minipods`` minipods (seeded uneven splits)."""
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        cols = int(rng.choice([1, 2, 4, 8, 16]))
+        rows = int(rng.integers(max(1, 16 // cols), max_nodes // cols + 1))
+        n_pods = int(rng.integers(4, max_minipods + 1))
+        free = seeded_split(cluster_nodes, n_pods, seed=int(rng.integers(2**31)))
+        alpha = round(float(rng.integers(0, 11)) / 10, 1)
+        out.append(_instance(f"large-{seed}-{i}", free, rows, 8, cols, alpha))
+    return out
+
+
+def examples() -> list[PlacementInstance]:
+    """Small fixed instances for the conformance suite (each solved by the oracle quickly)."""
+    return [
+        _instance("fig12-two-pods", [6, 6], dp=6, tp=8, pp=2, alpha=0.5),
+        _instance("three-by-three", [4, 3, 2], dp=3, tp=8, pp=3, alpha=0.3),
+        _instance("wide-row", [3, 3, 3], dp=2, tp=8, pp=4, alpha=0.7),
+        _instance("paper-i-even", [6, 6, 6], dp=12, tp=4, pp=2, alpha=0.2),
+    ]
+
+
+GENERATORS = {"arnold-paper": arnold_paper, "random-small": random_small, "random-large": random_large}

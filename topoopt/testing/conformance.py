@@ -1,0 +1,144 @@
+"""Conformance checks, each a plain function ``check_*(solver_name, instance)``.
+
+Like scikit-learn's ``check_estimator``, the checks are parametrised over the registry (never
+a hand-written list) and over each family's ``examples``. A solver that cannot pass a check
+declares it in :data:`KNOWN_FAILURES` with a reason; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import topoopt
+from topoopt.core.family import Instance, Sense
+from topoopt.core.registry import get_family, get_solver, solver_names
+from topoopt.core.status import SolutionStatus
+
+TIME_LIMIT_S = 2.0
+"""Limit given to solvers by :func:`check_time_limit_respected`."""
+TIME_LIMIT_SLACK_S = 5.0
+"""Allowed overshoot (model build, process scheduling) on top of the limit."""
+TOL = 1e-6
+
+
+def _solve(solver: str, instance: Instance, **kwargs: object) -> topoopt.Result:
+    return topoopt.solve(instance, solver, **kwargs)  # type: ignore[arg-type]
+
+
+def check_feasible(solver: str, instance: Instance) -> None:
+    """The result is feasible and ``check()`` finds no violation."""
+    result = _solve(solver, instance)
+    assert result.status >= SolutionStatus.FEASIBLE, result
+    family = get_family(result.family)
+    assert family.check(instance, result.solution) == [], result.message
+
+
+def check_objective_recomputed(solver: str, instance: Instance) -> None:
+    """The reported objective equals the family's ``evaluate()`` of the solution."""
+    result = _solve(solver, instance)
+    family = get_family(result.family)
+    assert result.objective is not None
+    assert math.isclose(result.objective, family.evaluate(instance, result.solution), abs_tol=TOL)
+
+
+def check_deterministic(solver: str, instance: Instance) -> None:
+    """Same instance, options and seed give the same solution."""
+    first = _solve(solver, instance, seed=3)
+    second = _solve(solver, instance, seed=3)
+    assert first.solution == second.solution
+
+
+def check_instance_not_mutated(solver: str, instance: Instance) -> None:
+    """Solving leaves the instance unchanged."""
+    before = json.dumps(instance.to_dict(), sort_keys=True)
+    _solve(solver, instance)
+    assert json.dumps(instance.to_dict(), sort_keys=True) == before
+
+
+def check_result_json(solver: str, instance: Instance) -> None:
+    """``Result.to_dict()`` is strict JSON with the documented keys."""
+    data = _solve(solver, instance).to_dict()
+    text = json.dumps(data, allow_nan=False)
+    keys = {"status", "termination", "objective", "bound", "gap", "solver", "backend",
+            "total_s", "solution"}
+    assert keys <= set(json.loads(text))
+
+
+def check_time_limit_respected(solver: str, instance: Instance) -> None:
+    """With a time limit the solver returns within the limit plus a fixed slack."""
+    result = _solve(solver, instance, time_limit=TIME_LIMIT_S)
+    assert result.total_s <= TIME_LIMIT_S + TIME_LIMIT_SLACK_S, result
+
+
+def check_against_oracle(solver: str, instance: Instance) -> None:
+    """Exact solvers match the oracle's optimum; no solver beats it; bounds are valid."""
+    family_name = get_solver(solver).family
+    family = get_family(family_name)
+    oracle = _solve(family.oracle, instance)
+    assert oracle.status is SolutionStatus.OPTIMAL, oracle
+    result = _solve(solver, instance)
+    assert result.objective is not None and oracle.objective is not None
+    assert not family.is_better(result.objective, oracle.objective, TOL), (result, oracle)
+    if get_solver(solver).exact and result.status is SolutionStatus.OPTIMAL:
+        assert math.isclose(result.objective, oracle.objective, abs_tol=TOL), (result, oracle)
+    if math.isfinite(result.bound):
+        if family.sense is Sense.MINIMIZE:
+            assert result.bound <= oracle.objective + TOL, (result, oracle)
+        else:
+            assert result.bound >= oracle.objective - TOL, (result, oracle)
+
+
+def check_exact_is_optimal(solver: str, instance: Instance) -> None:
+    """An exact solver without a time limit proves optimality."""
+    result = _solve(solver, instance)
+    if get_solver(solver).exact:
+        assert result.status is SolutionStatus.OPTIMAL, result
+        assert result.gap <= TOL, result
+
+
+CHECKS: dict[str, Callable[[str, Instance], None]] = {
+    f.__name__: f
+    for f in (
+        check_feasible,
+        check_objective_recomputed,
+        check_deterministic,
+        check_instance_not_mutated,
+        check_result_json,
+        check_time_limit_respected,
+        check_against_oracle,
+        check_exact_is_optimal,
+    )
+}
+
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+"""``(solver, check) -> reason`` for checks a solver is known to fail (run as strict xfail)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One (solver, check, example instance) combination."""
+
+    solver: str
+    check: str
+    instance: Instance
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.solver}-{self.check.removeprefix('check_')}-ex{self.index}"
+
+
+def conformance_cases() -> Iterator[Case]:
+    """Every registered solver x every check x its family's example instances."""
+    for solver in solver_names():
+        family = get_family(get_solver(solver).family)
+        for index, instance in enumerate(family.examples()):
+            for check in CHECKS:
+                yield Case(solver, check, instance, index)
+
+
+def run_check(case: Case) -> None:
+    """Run one case."""
+    CHECKS[case.check](case.solver, case.instance)
