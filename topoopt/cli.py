@@ -64,18 +64,35 @@ def main() -> None:
 @click.option("--backend", "-b", default=None, help="MIP backend: highs (default), scip, gurobi.")
 @click.option("--time-limit", "-t", type=float, default=None, help="Seconds.")
 @click.option("--seed", type=int, default=None, help="Random seed (default 0).")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
-              help="Solver option, repeatable (e.g. -o unit=dp).")
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Solver option, repeatable (e.g. -o unit=dp).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the Result as one JSON object.")
 def solve(
-    instance_file: str, solver: str, backend: str | None, time_limit: float | None,
-    seed: int | None, options: tuple[str, ...], as_json: bool,
+    instance_file: str,
+    solver: str,
+    backend: str | None,
+    time_limit: float | None,
+    seed: int | None,
+    options: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Solve INSTANCE_FILE with one solver and print the result."""
     try:
         instance = topoopt.load(instance_file)
-        result = topoopt.solve(instance, solver, backend=backend, time_limit=time_limit,
-                               seed=seed, **parse_options(options))
+        result = topoopt.solve(
+            instance,
+            solver,
+            backend=backend,
+            time_limit=time_limit,
+            seed=seed,
+            **parse_options(options),
+        )
     except TopooptError as exc:
         fail(str(exc))
         return
@@ -103,7 +120,10 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
         ("bound", _fmt(result.bound)),
         ("gap", _fmt(result.gap)),
         ("backend", result.backend or "-"),
-        ("time (s)", f"{result.total_s:.3f} (build {result.build_s:.3f}, solve {result.solve_s:.3f})"),
+        (
+            "time (s)",
+            f"{result.total_s:.3f} (build {result.build_s:.3f}, solve {result.solve_s:.3f})",
+        ),
     ]
     rows += [(name, _fmt(value)) for name, value in result.metrics.items()]
     if result.message:

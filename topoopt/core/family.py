@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -110,8 +110,8 @@ class Family:
     metrics: Callable[[Any, Any], dict[str, float]] = field(default=_no_metrics)
     size: Callable[[Any], dict[str, int]] = field(default=_no_size)
     describe: Callable[[Any, Any], str] = field(default=_no_description)
-    examples: Callable[[], list[Instance]] = field(default=list)
-    generators: Mapping[str, Callable[..., list[Instance]]] = field(default_factory=dict)
+    examples: Callable[[], Sequence[Instance]] = field(default=list)
+    generators: Mapping[str, Callable[..., Sequence[Instance]]] = field(default_factory=dict)
 
     @property
     def oracle(self) -> str:

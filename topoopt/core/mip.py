@@ -55,8 +55,7 @@ def resolve_backend(backend: str | None) -> str:
     if importlib.util.find_spec(package) is None:
         extra = " (pip install 'topoopt[gurobi]')" if name == "gurobi" else ""
         raise BackendUnavailableError(
-            f"backend: {name!r} needs the Python package {package!r}, which is not installed"
-            f"{extra}"
+            f"backend: {name!r} needs the Python package {package!r}, which is not installed{extra}"
         )
     return name
 
@@ -93,7 +92,7 @@ class MipOutcome:
 def solve_model(
     model: pyo.ConcreteModel,
     *,
-    backend: str = DEFAULT_BACKEND,
+    backend: str | None = DEFAULT_BACKEND,
     time_limit: float | None = None,
     rel_gap: float = 0.0,
     threads: int | None = None,
@@ -107,7 +106,7 @@ def solve_model(
     model
         A Pyomo model with exactly one active objective.
     backend
-        ``"highs"``, ``"scip"`` or ``"gurobi"``.
+        ``"highs"``, ``"scip"`` or ``"gurobi"`` (``None``: the default, HiGHS).
     time_limit
         Seconds; ``None`` for none.
     rel_gap
@@ -117,19 +116,31 @@ def solve_model(
     warmstart
         Use the values currently set on the model's integer variables as a MIP start.
     """
-    backend = resolve_backend(backend)
+    name = resolve_backend(backend)
     start = time.perf_counter()
-    if backend == "highs":
+    note = ""
+    if warmstart and name != "highs" and _has_unset_discrete(model):
+        warmstart = False  # scip_direct / gurobi_direct fail on a partial start
+        note = "; warm start skipped (it does not set every integer variable)"
+    if name == "highs":
         outcome = _solve_highs(model, time_limit, rel_gap, threads, seed, warmstart)
     else:
-        outcome = _solve_contrib(model, backend, time_limit, rel_gap, threads, seed, warmstart)
+        outcome = _solve_contrib(model, name, time_limit, rel_gap, threads, seed, warmstart)
     return MipOutcome(
         termination=outcome.termination,
         has_solution=outcome.has_solution,
         objective=outcome.objective,
         bound=outcome.bound,
         solve_s=time.perf_counter() - start,
-        message=outcome.message,
+        message=outcome.message + note,
+    )
+
+
+def _has_unset_discrete(model: pyo.ConcreteModel) -> bool:
+    return any(
+        var.value is None
+        for var in model.component_data_objects(pyo.Var, active=True)
+        if var.is_integer() or var.is_binary()
     )
 
 

@@ -116,8 +116,11 @@ class Solver(ABC):
     uses_backend: ClassVar[bool] = False
 
     @abstractmethod
-    def _solve(self, instance: Any, ctx: SolveContext, **options: Any) -> Attempt:
-        """Run the algorithm; see :class:`Attempt` for what to return."""
+    def _solve(self, instance: Any, ctx: SolveContext) -> Attempt:
+        """Run the algorithm; see :class:`Attempt` for what to return.
+
+        Subclasses add their options as keyword-only parameters with defaults.
+        """
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:

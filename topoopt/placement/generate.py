@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,11 +72,13 @@ def seeded_split(total: int, parts: int, seed: int) -> list[int]:
     return [int(c) for c in counts]
 
 
-def _instance(name: str, free: list[int], dp: int, tp: int, pp: int, alpha: float,
-              gpus_per_node: int = 8) -> PlacementInstance:
+def _instance(
+    name: str, free: list[int], dp: int, tp: int, pp: int, alpha: float, gpus_per_node: int = 8
+) -> PlacementInstance:
     pods = tuple(Minipod(f"mp{j}", f) for j, f in enumerate(free))
-    return PlacementInstance(name, pods, dp=dp, tp=tp, pp=pp, alpha=alpha,
-                             gpus_per_node=gpus_per_node)
+    return PlacementInstance(
+        name, pods, dp=dp, tp=tp, pp=pp, alpha=alpha, gpus_per_node=gpus_per_node
+    )
 
 
 def spanning_split(setting: PaperSetting, seed: int) -> tuple[int, list[int]]:
@@ -109,8 +112,9 @@ def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
     return out
 
 
-def random_small(seed: int = 0, count: int = 20, max_cells: int = 9,
-                 max_minipods: int = 4) -> list[PlacementInstance]:
+def random_small(
+    seed: int = 0, count: int = 20, max_cells: int = 9, max_minipods: int = 4
+) -> list[PlacementInstance]:
     """Small random instances (at most ``max_cells`` nodes) for oracle comparisons.
 
     Rows and columns are drawn so that ``rows * cols <= max_cells``; TP from {2, 4, 8} with 8
@@ -131,8 +135,13 @@ def random_small(seed: int = 0, count: int = 20, max_cells: int = 9,
     return out
 
 
-def random_large(seed: int = 0, count: int = 10, max_nodes: int = 512,
-                 cluster_nodes: int = 1024, max_minipods: int = 16) -> list[PlacementInstance]:
+def random_large(
+    seed: int = 0,
+    count: int = 10,
+    max_nodes: int = 512,
+    cluster_nodes: int = 1024,
+    max_minipods: int = 16,
+) -> list[PlacementInstance]:
     """Large random instances: jobs of up to ``max_nodes`` nodes in ``cluster_nodes`` free
     nodes spread over 4 to ``max_minipods`` minipods (seeded uneven splits)."""
     rng = make_rng(seed)
@@ -157,4 +166,8 @@ def examples() -> list[PlacementInstance]:
     ]
 
 
-GENERATORS = {"arnold-paper": arnold_paper, "random-small": random_small, "random-large": random_large}
+GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {
+    "arnold-paper": arnold_paper,
+    "random-small": random_small,
+    "random-large": random_large,
+}

@@ -101,8 +101,8 @@ class PlacementInstance(Instance):
         v.as_float(self.alpha, "alpha", minimum=0.0, maximum=1.0)
         if g % tp:
             raise InvalidInstanceError(
-                "job.tp", f"must divide topology.gpus_per_node={g} (TP stays inside a node), "
-                f"got {tp}"
+                "job.tp",
+                f"must divide topology.gpus_per_node={g} (TP stays inside a node), got {tp}",
             )
         ranks_per_node = g // tp
         if dp % ranks_per_node:
@@ -182,8 +182,9 @@ class PlacementInstance(Instance):
         """
         topology = v.as_mapping(v.field(data, "topology"), "topology")
         job = v.as_mapping(v.field(data, "job"), "job")
-        raw_pods = v.as_list(v.field(topology, "minipods", "topology"), "topology.minipods",
-                             min_len=1)
+        raw_pods = v.as_list(
+            v.field(topology, "minipods", "topology"), "topology.minipods", min_len=1
+        )
         return cls(
             name=v.as_str(data.get("name", "unnamed"), "name"),
             minipods=tuple(_read_minipod(p, i) for i, p in enumerate(raw_pods)),

@@ -103,7 +103,9 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
     for r, row in enumerate(matrix):
         for c, pod in enumerate(row):
             if not (isinstance(pod, int) and 0 <= pod < instance.n_minipods):
-                problems.append(f"cell ({r}, {c}) names minipod {pod!r}, not in 0..{instance.n_minipods - 1}")
+                problems.append(
+                    f"cell ({r}, {c}) names minipod {pod!r}, not in 0..{instance.n_minipods - 1}"
+                )
             else:
                 counts[pod] += 1
     for pod, used in sorted(counts.items()):
@@ -145,8 +147,11 @@ def rank_order(instance: PlacementInstance, placement: Placement) -> list[str]:
     free = [iter(pod.node_names()) for pod in instance.minipods]
     order = [""] * instance.n_nodes
     cells = sorted(
-        ((node_rank(instance, r, c), pod) for r, row in enumerate(placement.matrix)
-         for c, pod in enumerate(row))
+        (
+            (node_rank(instance, r, c), pod)
+            for r, row in enumerate(placement.matrix)
+            for c, pod in enumerate(row)
+        )
     )
     for rank, pod in cells:
         order[rank] = next(free[pod])

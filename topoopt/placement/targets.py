@@ -57,8 +57,9 @@ def target_pairs(instance: PlacementInstance) -> list[TargetPair]:
     return sorted(pairs, key=lambda p: (round(p.score, 12), p.max_dp_use + p.max_pp_use))
 
 
-def _whole_groups(instance: PlacementInstance, group_size: int, n_groups: int,
-                  max_pods: int) -> list[int] | None:
+def _whole_groups(
+    instance: PlacementInstance, group_size: int, n_groups: int, max_pods: int
+) -> list[int] | None:
     """Pods for ``n_groups`` groups of ``group_size`` cells, each group whole in one pod,
     using at most ``max_pods`` pods; ``None`` if impossible. Largest pods first."""
     fits = sorted(
@@ -143,7 +144,11 @@ def block_design(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) 
         for q in range(1, min(max_pp_use, cols) + 1):
             row_sizes, col_sizes = _split(rows, p), _split(cols, q)
             blocks = sorted(
-                ((rs * cs, i, k) for i, rs in enumerate(row_sizes) for k, cs in enumerate(col_sizes)),
+                (
+                    (rs * cs, i, k)
+                    for i, rs in enumerate(row_sizes)
+                    for k, cs in enumerate(col_sizes)
+                ),
                 reverse=True,
             )
             free = list(instance.capacities)

@@ -62,8 +62,17 @@ def check_result_json(solver: str, instance: Instance) -> None:
     """``Result.to_dict()`` is strict JSON with the documented keys."""
     data = _solve(solver, instance).to_dict()
     text = json.dumps(data, allow_nan=False)
-    keys = {"status", "termination", "objective", "bound", "gap", "solver", "backend",
-            "total_s", "solution"}
+    keys = {
+        "status",
+        "termination",
+        "objective",
+        "bound",
+        "gap",
+        "solver",
+        "backend",
+        "total_s",
+        "solution",
+    }
     assert keys <= set(json.loads(text))
 
 

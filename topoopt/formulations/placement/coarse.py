@@ -44,7 +44,9 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     """The coarse model of eq. 4–10 for scheduling unit ``unit`` (``"pp"`` or ``"dp"``)."""
     if unit not in UNITS:
         raise InvalidOptionError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
-    n_units, size = (instance.rows, instance.cols) if unit == "pp" else (instance.cols, instance.rows)
+    n_units, size = (
+        (instance.rows, instance.cols) if unit == "pp" else (instance.cols, instance.rows)
+    )
     w_y, w_t = (instance.alpha, instance.beta) if unit == "pp" else (instance.beta, instance.alpha)
     m = pyo.ConcreteModel(name=f"placement-coarse-{unit}-{instance.name}")
     m.unit = unit

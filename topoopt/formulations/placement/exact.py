@@ -131,16 +131,29 @@ def build_feasibility(
 
 
 def warm_start(model: pyo.ConcreteModel, placement: Placement) -> None:
-    """Set the assignment variables of ``model`` to ``placement`` (a MIP start)."""
+    """Set every variable of ``model`` to the values of ``placement`` (a complete MIP start)."""
+    matrix = placement.matrix
     for (r, c, j), var in model.x.items():
-        var.set_value(1 if placement.matrix[r][c] == j else 0)
+        var.set_value(1 if matrix[r][c] == j else 0)
+    for (r, j), var in model.u.items():
+        var.set_value(1 if j in matrix[r] else 0)
+    for (c, j), var in model.v.items():
+        var.set_value(1 if any(row[c] == j for row in matrix) else 0)
+    if hasattr(model, "K_dp"):
+        k_dp = max(len({row[c] for row in matrix}) for c in model.C)
+        k_pp = max(len(set(row)) for row in matrix)
+        for dim, k in (("dp", k_dp), ("pp", k_pp)):
+            getattr(model, f"K_{dim}").set_value(k)
+            getattr(model, f"w_{dim}").set_value(1 if k >= 2 else 0)
+            getattr(model, f"P_{dim}").set_value(k if k >= 2 else 0)
 
 
 def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
     """The placement encoded by the loaded values of ``x`` (largest value per cell)."""
-    return Placement.from_rows(
-        [
-            [max(model.J, key=lambda j, r=r, c=c: pyo.value(model.x[r, c, j])) for c in model.C]
-            for r in model.R
-        ]
-    )
+    matrix = [[0] * instance.cols for _ in range(instance.rows)]
+    best = [[-1.0] * instance.cols for _ in range(instance.rows)]
+    for (r, c, j), var in model.x.items():
+        value = pyo.value(var)
+        if value > best[r][c]:
+            best[r][c], matrix[r][c] = value, j
+    return Placement.from_rows(matrix)

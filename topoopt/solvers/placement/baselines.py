@@ -161,18 +161,25 @@ class KoordinatorSolver(Solver):
         caps = instance.capacities
         whole = _groups_best_fit(caps, instance.n_nodes, 1)
         if whole is not None:
-            return self._done(Placement.from_rows([[whole[0]] * instance.cols] * instance.rows),
-                              "whole job in one minipod")
+            return self._done(
+                Placement.from_rows([[whole[0]] * instance.cols] * instance.rows),
+                "whole job in one minipod",
+            )
         rows = _groups_best_fit(caps, instance.cols, instance.rows)
         if rows is not None:
-            return self._done(Placement.from_rows([[j] * instance.cols for j in rows]),
-                              "each PP group in one minipod")
+            return self._done(
+                Placement.from_rows([[j] * instance.cols for j in rows]),
+                "each PP group in one minipod",
+            )
         cols = _groups_best_fit(caps, instance.rows, instance.cols)
         if cols is not None:
-            return self._done(Placement.from_rows([cols] * instance.rows),
-                              "each DP group in one minipod")
-        return self._done(fill_in_rank_order(instance, tree_pods(instance)),
-                          "no group-level fit; topology/tree fallback")
+            return self._done(
+                Placement.from_rows([cols] * instance.rows), "each DP group in one minipod"
+            )
+        return self._done(
+            fill_in_rank_order(instance, tree_pods(instance)),
+            "no group-level fit; topology/tree fallback",
+        )
 
     @staticmethod
     def _done(placement: Placement, how: str) -> Attempt:

@@ -25,6 +25,7 @@ from topoopt.placement.targets import (
     monochrome_rows,
     target_pairs,
 )
+from topoopt.solvers.placement.baselines import fill_in_rank_order, packing_pods
 
 
 def _time_left(ctx: SolveContext) -> float | None:
@@ -44,7 +45,9 @@ class CoarseMipSolver(Solver):
     family = "placement"
     uses_backend = True
 
-    def _solve(self, instance: PlacementInstance, ctx: SolveContext, *, unit: str = "pp") -> Attempt:
+    def _solve(
+        self, instance: PlacementInstance, ctx: SolveContext, *, unit: str = "pp"
+    ) -> Attempt:
         if unit not in ("pp", "dp", "auto"):
             raise InvalidOptionError(f"unit: must be 'pp', 'dp' or 'auto', got {unit!r}")
         units = coarse.UNITS if unit == "auto" else (unit,)
@@ -57,8 +60,12 @@ class CoarseMipSolver(Solver):
             model = coarse.build(instance, u)
             build_s += time.perf_counter() - t0
             out = solve_model(
-                model, backend=ctx.backend, time_limit=_time_left(ctx), rel_gap=ctx.rel_gap,
-                threads=ctx.threads, seed=ctx.seed,
+                model,
+                backend=ctx.backend,
+                time_limit=_time_left(ctx),
+                rel_gap=ctx.rel_gap,
+                threads=ctx.threads,
+                seed=ctx.seed,
             )
             t1 = time.perf_counter()
             if out.termination is not TerminationReason.OPTIMAL:
@@ -66,16 +73,21 @@ class CoarseMipSolver(Solver):
             if out.has_solution:
                 placement = coarse.extract(model, instance)
                 score = evaluate(instance, placement)
-                notes.append(f"unit {u}: coarse objective {out.objective:g} ({out.termination}), "
-                             f"exact score {score:g}")
+                notes.append(
+                    f"unit {u}: coarse objective {out.objective:g} ({out.termination}), "
+                    f"exact score {score:g}"
+                )
                 if best is None or score < best[0]:
                     best = (score, placement)
             else:
                 notes.append(f"unit {u}: no solution ({out.message})")
             solve_s += out.solve_s + (time.perf_counter() - t1)
         if best is not None and termination is not TerminationReason.COMPLETED:
-            termination = (TerminationReason.TIME_LIMIT
-                           if termination is TerminationReason.TIME_LIMIT else termination)
+            termination = (
+                TerminationReason.TIME_LIMIT
+                if termination is TerminationReason.TIME_LIMIT
+                else termination
+            )
         return Attempt(
             solution=None if best is None else best[1],
             termination=termination,
@@ -119,8 +131,13 @@ class ExactMipSolver(Solver):
         exact.warm_start(model, start)
         build_s = time.perf_counter() - t0
         out = solve_model(
-            model, backend=ctx.backend, time_limit=_time_left(ctx), rel_gap=ctx.rel_gap,
-            threads=ctx.threads, seed=ctx.seed, warmstart=True,
+            model,
+            backend=ctx.backend,
+            time_limit=_time_left(ctx),
+            rel_gap=ctx.rel_gap,
+            threads=ctx.threads,
+            seed=ctx.seed,
+            warmstart=True,
         )
         solution = exact.extract(model, instance) if out.has_solution else None
         return Attempt(
@@ -142,8 +159,11 @@ class ExactMipSolver(Solver):
                 return self._give_up(instance, pair, decided, build_s, solve_s)
             if pair.max_dp_use == 1 or pair.max_pp_use == 1:
                 decided["closed form"] += 1
-                found = (monochrome_columns(instance, pair.max_pp_use) if pair.max_dp_use == 1
-                         else monochrome_rows(instance, pair.max_dp_use))
+                found = (
+                    monochrome_columns(instance, pair.max_pp_use)
+                    if pair.max_dp_use == 1
+                    else monochrome_rows(instance, pair.max_dp_use)
+                )
             elif not counting.allows(pair.max_dp_use, pair.max_pp_use):
                 decided["counting bound"] += 1
                 continue
@@ -157,8 +177,11 @@ class ExactMipSolver(Solver):
                     model = exact.build_feasibility(instance, pair.max_dp_use, pair.max_pp_use)
                     build_s += time.perf_counter() - t0
                     out = solve_model(
-                        model, backend=ctx.backend, time_limit=_time_left(ctx),
-                        threads=ctx.threads, seed=ctx.seed,
+                        model,
+                        backend=ctx.backend,
+                        time_limit=_time_left(ctx),
+                        threads=ctx.threads,
+                        seed=ctx.seed,
                     )
                     solve_s += out.solve_s
                     if out.has_solution:
@@ -180,8 +203,11 @@ class ExactMipSolver(Solver):
 
     @staticmethod
     def _give_up(
-        instance: PlacementInstance, pair: TargetPair, decided: dict[str, int],
-        build_s: float, solve_s: float,
+        instance: PlacementInstance,
+        pair: TargetPair,
+        decided: dict[str, int],
+        build_s: float,
+        solve_s: float,
     ) -> Attempt:
         return Attempt(
             solution=_constructive_incumbent(instance),
@@ -199,8 +225,9 @@ def _tally(decided: dict[str, int]) -> str:
 
 
 def _constructive_incumbent(instance: PlacementInstance) -> Placement:
-    """Best placement of the closed-form and block constructions over all target pairs."""
-    candidates = []
+    """Best of the closed-form and block constructions for the lowest-scoring pair any of them
+    realises, and of GPU packing (which always succeeds)."""
+    candidates = [fill_in_rank_order(instance, packing_pods(instance))]
     for pair in target_pairs(instance):
         for make in (
             lambda p: monochrome_columns(instance, p.max_pp_use) if p.max_dp_use == 1 else None,
@@ -210,6 +237,6 @@ def _constructive_incumbent(instance: PlacementInstance) -> Placement:
             found = make(pair)
             if found is not None:
                 candidates.append(found)
-        if candidates:
+        if len(candidates) > 1:
             break
     return min(candidates, key=lambda p: evaluate(instance, p))

@@ -20,6 +20,7 @@ incumbent (spreads only grow as cells are added, and ``D`` is non-decreasing).
 from __future__ import annotations
 
 import itertools
+
 import numpy as np
 
 from topoopt.core.registry import register_solver
@@ -133,7 +134,10 @@ class _Search:
             new_col_use = self.col_use[c] + (col_cnt[j] == 0)
             new_max_row = max(max_row, new_row_use)
             new_max_col = max(max_col, new_col_use)
-            if self.alpha * _d(new_max_col) + self.beta * _d(new_max_row) >= self.best_score - 1e-12:
+            if (
+                self.alpha * _d(new_max_col) + self.beta * _d(new_max_row)
+                >= self.best_score - 1e-12
+            ):
                 continue
             old_row_use, old_col_use = self.row_use[r], self.col_use[c]
             grid[r][c] = j

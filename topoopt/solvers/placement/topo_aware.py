@@ -18,6 +18,7 @@ bipartitioning, ref. [10], and Fiduccia–Mattheyses, ref. [11]):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import networkx as nx
@@ -40,7 +41,7 @@ def job_graph(instance: PlacementInstance, dp_weight: float, pp_weight: float) -
     rows, cols = instance.rows, instance.cols
     for c in range(cols):
         ring = [(r, c) for r in range(rows)]
-        pairs = list(zip(ring, ring[1:] + ring[:1])) if rows > 2 else list(zip(ring, ring[1:]))
+        pairs = itertools.pairwise(ring + ring[:1] if rows > 2 else ring)
         for u, v in pairs:
             _add_weight(graph, u, v, dp_weight)
     for r in range(rows):
@@ -71,7 +72,8 @@ def fm_refine(graph: nx.Graph, side: dict[Cell, int], size_bounds: tuple[int, in
         total, best_total, best_len = 0.0, 0.0, 0
         while len(locked) < len(side):
             allowed = [
-                v for v in graph.nodes
+                v
+                for v in graph.nodes
                 if v not in locked and lo <= size0 + (1 if side[v] == 1 else -1) <= hi
             ]
             if not allowed:
@@ -107,8 +109,9 @@ def _halves(pods: Sequence[int], free: Sequence[int]) -> tuple[list[int], list[i
     return first, second
 
 
-def _bipartition(graph: nx.Graph, cells: list[Cell], pods: list[int], free: Sequence[int],
-                 out: dict[Cell, int]) -> None:
+def _bipartition(
+    graph: nx.Graph, cells: list[Cell], pods: list[int], free: Sequence[int], out: dict[Cell, int]
+) -> None:
     if len(pods) == 1:
         for cell in cells:
             out[cell] = pods[0]
@@ -135,8 +138,12 @@ class TopoAwareSolver(Solver):
     family = "placement"
 
     def _solve(
-        self, instance: PlacementInstance, ctx: SolveContext, *,
-        dp_weight: float | None = None, pp_weight: float | None = None,
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        *,
+        dp_weight: float | None = None,
+        pp_weight: float | None = None,
     ) -> Attempt:
         graph = job_graph(
             instance,

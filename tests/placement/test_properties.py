@@ -1,0 +1,108 @@
+"""Property tests: the trust chain evaluate -> oracle -> MIPs and heuristics."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import topoopt
+from topoopt.core.registry import solver_names
+from topoopt.core.status import SolutionStatus
+from topoopt.placement import Placement, check, evaluate
+from topoopt.placement.solution import dp_spread, pp_spread
+from topoopt.placement.targets import (
+    CountingBound,
+    block_design,
+    monochrome_columns,
+    monochrome_rows,
+    target_pairs,
+)
+from topoopt.solvers.placement.oracle import enumerate_naive
+
+from .strategies import small_instances
+
+TOL = 1e-9
+HEURISTICS = [
+    name for name in solver_names("placement") if not topoopt.core.registry.get_solver(name).exact
+]
+
+
+@given(small_instances(max_cells=6, max_pods=3))
+def test_oracle_equals_brute_force(instance):
+    naive_score, _ = enumerate_naive(instance)
+    result = topoopt.solve(instance, "placement/enumerate")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert math.isclose(result.objective, naive_score, abs_tol=TOL)
+
+
+@pytest.mark.parametrize("method", ["decompose", "monolithic"])
+@given(instance=small_instances(max_cells=12, max_pods=4))
+def test_exact_mip_equals_oracle(method, instance):
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, "placement/exact-mip", method=method)
+    assert result.status is SolutionStatus.OPTIMAL, result.message
+    assert math.isclose(result.objective, oracle.objective, abs_tol=1e-6)
+    assert result.bound <= oracle.objective + 1e-6
+
+
+@pytest.mark.parametrize("solver", HEURISTICS)
+@given(instance=small_instances(max_cells=12, max_pods=4))
+def test_heuristics_feasible_and_never_beat_oracle(solver, instance):
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, solver)
+    assert result.is_ok, result.message
+    assert check(instance, result.solution) == []
+    assert result.objective >= oracle.objective - TOL
+
+
+@pytest.mark.parametrize("unit", ["pp", "dp", "auto"])
+@given(instance=small_instances(max_cells=12, max_pods=4))
+def test_coarse_mip_reports_exact_score_of_its_placement(unit, instance):
+    result = topoopt.solve(instance, "placement/coarse-mip", unit=unit)
+    assert result.is_ok
+    assert result.objective == pytest.approx(evaluate(instance, result.solution))
+    assert result.dp_spread == dp_spread(result.solution)
+    assert result.pp_spread == pp_spread(result.solution)
+
+
+def _feasible_by_brute_force(instance, max_dp_use, max_pp_use):
+    for flat in itertools.product(range(instance.n_minipods), repeat=instance.n_nodes):
+        placement = Placement.from_rows(np.reshape(flat, (instance.rows, instance.cols)))
+        if check(instance, placement):
+            continue
+        cols_ok = all(len(set(col)) <= max_dp_use for col in placement.columns())
+        rows_ok = all(len(set(row)) <= max_pp_use for row in placement.matrix)
+        if cols_ok and rows_ok:
+            return True
+    return False
+
+
+def _within(placement, max_dp_use, max_pp_use):
+    return all(len(set(col)) <= max_dp_use for col in placement.columns()) and all(
+        len(set(row)) <= max_pp_use for row in placement.matrix
+    )
+
+
+@given(small_instances(max_cells=6, max_pods=3))
+def test_target_pair_deciders_agree_with_brute_force(instance):
+    """Closed forms are exact, the counting bound never refutes a feasible pair, and the
+    constructions respect their targets."""
+    counting = CountingBound(instance)
+    for pair in target_pairs(instance):
+        a, b = pair.max_dp_use, pair.max_pp_use
+        feasible = _feasible_by_brute_force(instance, a, b)
+        if feasible:
+            assert counting.allows(a, b)
+        if a == 1:
+            found = monochrome_columns(instance, b)
+            assert (found is not None) == feasible
+        if b == 1:
+            found = monochrome_rows(instance, a)
+            assert (found is not None) == feasible
+        built = block_design(instance, a, b)
+        if built is not None:
+            assert check(instance, built) == [] and _within(built, a, b)
