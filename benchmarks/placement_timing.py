@@ -42,20 +42,21 @@ def main() -> None:
         f"medians of {args.repeat} runs; the monolithic model is run once with a "
         f"{args.monolithic_limit:g} s limit.",
         "",
-        "| instance | optimum | decompose s | monolithic s | monolithic status (bound) "
-        "| coarse pp s | coarse pp score | coarse auto score |",
+        "| instance | optimum | decompose ms | monolithic s | monolithic status (bound) "
+        "| coarse pp ms | coarse pp score | coarse auto score |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for inst in arnold_paper():
         exact, t_exact = _median_run(inst, "placement/exact-mip", args.repeat)
-        mono = topoopt.solve(inst, "placement/exact-mip", method="monolithic",
-                             time_limit=args.monolithic_limit)
+        mono = topoopt.solve(
+            inst, "placement/exact-mip", method="monolithic", time_limit=args.monolithic_limit
+        )
         coarse, t_coarse = _median_run(inst, "placement/coarse-mip", args.repeat)
         auto = topoopt.solve(inst, "placement/coarse-mip", unit="auto")
         lines.append(
-            f"| {inst.name} | {exact.objective:.2f} ({exact.status.label}) | {t_exact:.3f} "
+            f"| {inst.name} | {exact.objective:.2f} ({exact.status.label}) | {1e3 * t_exact:.1f} "
             f"| {mono.total_s:.2f} | {mono.status.label} ({mono.bound:.2f}) "
-            f"| {t_coarse:.3f} | {coarse.objective:.2f} | {auto.objective:.2f} |"
+            f"| {1e3 * t_coarse:.0f} | {coarse.objective:.2f} | {auto.objective:.2f} |"
         )
         print(lines[-1], flush=True)
     args.out.write_text("\n".join(lines) + "\n")

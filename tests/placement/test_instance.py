@@ -106,6 +106,16 @@ def test_invalid_instances_name_the_field(path, value, field, words):
     assert words in str(info.value)
 
 
+def test_node_listed_in_two_minipods_is_rejected():
+    leaf = {"name": "l", "nodes": ["h1", "h2", "h3", "h4", "h5", "h6"]}
+    data = _with(
+        "topology.minipods", [{"name": "a", "leaves": [leaf]}, {"name": "b", "leaves": [leaf]}]
+    )
+    with pytest.raises(InvalidInstanceError, match="also listed") as info:
+        topoopt.load(data)
+    assert info.value.field == "topology.minipods[1].leaves"
+
+
 def test_envelope_errors(tmp_path):
     with pytest.raises(InvalidInstanceError, match="family"):
         topoopt.load({k: v for k, v in ISSUE_EXAMPLE.items() if k != "family"})

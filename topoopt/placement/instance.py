@@ -114,8 +114,16 @@ class PlacementInstance(Instance):
         if not self.minipods:
             raise InvalidInstanceError("topology.minipods", "must list at least one minipod")
         v.unique_names([m.name for m in self.minipods], "topology.minipods")
+        seen_nodes: dict[str, int] = {}
         for i, pod in enumerate(self.minipods):
             v.as_int(pod.free_nodes, f"topology.minipods[{i}].free_nodes", minimum=0)
+            for node in pod.node_names() if pod.leaves else ():
+                if node in seen_nodes:
+                    raise InvalidInstanceError(
+                        f"topology.minipods[{i}].leaves",
+                        f"node {node!r} is also listed in topology.minipods[{seen_nodes[node]}]",
+                    )
+                seen_nodes[node] = i
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
                 "topology.minipods",

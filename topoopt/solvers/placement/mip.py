@@ -82,12 +82,6 @@ class CoarseMipSolver(Solver):
             else:
                 notes.append(f"unit {u}: no solution ({out.message})")
             solve_s += out.solve_s + (time.perf_counter() - t1)
-        if best is not None and termination is not TerminationReason.COMPLETED:
-            termination = (
-                TerminationReason.TIME_LIMIT
-                if termination is TerminationReason.TIME_LIMIT
-                else termination
-            )
         return Attempt(
             solution=None if best is None else best[1],
             termination=termination,
