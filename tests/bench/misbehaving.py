@@ -1,0 +1,80 @@
+"""Test-only placement solvers that misbehave, loaded as a benchmark plugin.
+
+The runner imports this module in the test process (for planning) and in every worker
+process (``plugins=["bench.misbehaving"]``), so the solvers exist where they run. It is never
+imported at collection time: the conformance suite must not see these solvers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.status import TerminationReason
+from topoopt.placement import Placement, PlacementInstance
+
+MODULE = "bench.misbehaving"
+
+
+@register_solver
+class SleepForever(Solver):
+    """Ignores its time limit and never returns."""
+
+    name = "placement/test-sleep"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        while True:
+            time.sleep(1)
+
+
+@register_solver
+class Raises(Solver):
+    """Raises an exception."""
+
+    name = "placement/test-raise"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        raise RuntimeError("solver bug: index out of range")
+
+
+@register_solver
+class ExitsProcess(Solver):
+    """Ends the process without a word (like a native crash)."""
+
+    name = "placement/test-exit"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        print("about to exit", flush=True)
+        os._exit(7)
+
+
+@register_solver
+class Infeasible(Solver):
+    """Puts every node into the first minipod, whatever its capacity."""
+
+    name = "placement/test-infeasible"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        rows = [[0] * instance.cols for _ in range(instance.rows)]
+        return Attempt(Placement.from_rows(rows), TerminationReason.COMPLETED)
+
+
+@register_solver
+class MemoryHog(Solver):
+    """Allocates memory until stopped."""
+
+    name = "placement/test-memory"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        blocks = []
+        while True:
+            blocks.append(bytearray(32 * 2**20))
+            time.sleep(0.01)

@@ -1,0 +1,1 @@
+"""Benchmarks: run solvers over instance suites, record every run, report on the records."""

@@ -1,0 +1,303 @@
+"""Plan and run a benchmark: instance files × solvers × backends × seeds × repeats.
+
+:func:`plan` turns suite folders / instance files and a solver selection into
+:class:`~topoopt.bench.task.Task` objects; :func:`run_benchmark` runs the tasks whose records
+are not yet in the results file on an :mod:`executor <topoopt.bench.executors>` and appends
+each record as it arrives. Rerunning the same benchmark with the same results file therefore
+resumes it: runs already recorded are skipped, and an interrupted run loses nothing that was
+written.
+
+Example (placement's Arnold Table 1 suite, every placement solver, HiGHS and SCIP)::
+
+    from topoopt.bench import LocalExecutor, plan, run_benchmark
+    tasks = plan(["instances/placement/arnold-paper"], solvers="all",
+                 backends=["highs", "scip"], time_limit=60)
+    run_benchmark(tasks, "results.jsonl", executor=LocalExecutor(jobs=2))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+from topoopt.bench.executors import Executor, LocalExecutor, OnStart
+from topoopt.bench.records import ERROR_STATUS, Record, RecordWriter, instance_hash
+from topoopt.bench.task import DEFAULT_GRACE, DEFAULT_TIME_LIMIT, Task
+from topoopt.core.errors import TopooptError
+from topoopt.core.family import Instance
+from topoopt.core.io import load
+from topoopt.core.mip import resolve_backend
+from topoopt.core.registry import SolverInfo, get_family, solvers_for
+
+ALL_SOLVERS = "all"
+"""Solver selection meaning every registered solver of the instances' families."""
+
+
+@dataclass(frozen=True)
+class InstanceFile:
+    """A loaded, valid instance file."""
+
+    path: Path
+    instance: Instance
+
+    @property
+    def suite(self) -> str:
+        """The suite: name of the folder holding the file."""
+        return self.path.resolve().parent.name
+
+    @property
+    def shown_path(self) -> str:
+        """The path relative to the working directory when below it, else absolute."""
+        absolute = self.path.resolve()
+        try:
+            return str(absolute.relative_to(Path.cwd()))
+        except ValueError:
+            return str(absolute)
+
+
+def instance_files(paths: Iterable[str | PathLike[str]]) -> list[Path]:
+    """The instance files named by ``paths``: files as given, folders by their ``*.json``
+    files (recursively, sorted).
+
+    Raises
+    ------
+    TopooptError
+        For a path that does not exist.
+    """
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.json")))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise TopooptError(f"{path}: no such file or folder")
+    return files
+
+
+def scan(paths: Iterable[str | PathLike[str]]) -> tuple[list[InstanceFile], list[str]]:
+    """Load every instance file under ``paths``.
+
+    Returns the valid files and one line per problem: ``FILE: field: rule`` for an invalid
+    file, and a line for every instance name used twice in one folder.
+    """
+    loaded: list[InstanceFile] = []
+    problems: list[str] = []
+    seen: dict[tuple[Path, str], Path] = {}
+    for path in instance_files(paths):
+        try:
+            instance = load(path)
+        except TopooptError as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        where = (path.resolve().parent, instance.name)
+        if where in seen:
+            problems.append(f"{path}: instance name {instance.name!r} also used by {seen[where]}")
+            continue
+        seen[where] = path
+        loaded.append(InstanceFile(path, instance))
+    return loaded, problems
+
+
+def import_plugins(plugins: Iterable[str]) -> None:
+    """Import plugin modules (which may register solvers and families).
+
+    Raises
+    ------
+    TopooptError
+        When a module cannot be imported.
+    """
+    for module in plugins:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise TopooptError(f"plugin {module!r} cannot be imported: {exc}") from None
+
+
+def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> list[SolverInfo]:
+    """The registered solvers a selection names, for instances of ``families``.
+
+    ``requested`` is ``"all"`` (every solver of those families) or names: full
+    (``placement/best-fit``) or without the family prefix (``best-fit``, matched in every
+    family given).
+
+    Raises
+    ------
+    TopooptError
+        For a name that matches no solver of those families (listing the ones that exist).
+    """
+    available = {info.name: info for family in families for info in solvers_for(family)}
+    if requested == ALL_SOLVERS or list(requested) == [ALL_SOLVERS]:
+        return [available[name] for name in sorted(available)]
+    chosen: dict[str, SolverInfo] = {}
+    for name in requested:
+        full = [name] if "/" in name else [f"{family}/{name}" for family in families]
+        matches = [n for n in full if n in available]
+        if not matches:
+            known = ", ".join(sorted(available)) or "none"
+            raise TopooptError(
+                f"solver {name!r} matches no solver of the instances' families "
+                f"({', '.join(families)}); available: {known}"
+            )
+        chosen.update({n: available[n] for n in matches})
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def _check_backends(backends: Sequence[str]) -> list[str]:
+    if not backends:
+        raise TopooptError("backends: give at least one MIP backend")
+    checked = [resolve_backend(b) for b in backends]
+    return list(dict.fromkeys(checked))
+
+
+def plan(
+    paths: Iterable[str | PathLike[str]],
+    *,
+    solvers: str | Sequence[str] = ALL_SOLVERS,
+    backends: Sequence[str] = ("highs",),
+    seeds: Sequence[int] = (0,),
+    repeat: int = 1,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    threads: int | None = None,
+    memory_limit_mb: float | None = None,
+    grace: float = DEFAULT_GRACE,
+    plugins: Sequence[str] = (),
+) -> list[Task]:
+    """The tasks of a benchmark, one per (instance, solver, backend, seed, repeat).
+
+    Parameters
+    ----------
+    paths
+        Suite folders and instance files.
+    solvers
+        ``"all"`` or solver names (see :func:`select_solvers`).
+    backends
+        MIP backends; every solver that uses one runs once per backend, the others once
+        (with backend ``None``).
+    seeds, repeat
+        Each setting runs for every seed, ``repeat`` times.
+    time_limit
+        Solver time limit (seconds); the worker is killed at
+        :attr:`~topoopt.bench.task.Task.hard_timeout`.
+    threads
+        Threads for MIP backends (``None`` = backend default).
+    memory_limit_mb
+        Kill a worker whose resident memory exceeds this (MiB); ``None`` = no limit.
+    grace
+        Seconds added to the scaled time limit for the hard timeout.
+    plugins
+        Modules imported here and in every worker before solving (e.g. extra solvers).
+
+    Raises
+    ------
+    TopooptError
+        For invalid instance files (all problems listed), unknown solvers, unavailable
+        backends or bad settings.
+    """
+    if not (time_limit > 0):
+        raise TopooptError(f"time_limit: must be positive, got {time_limit}")
+    if repeat < 1:
+        raise TopooptError(f"repeat: must be at least 1, got {repeat}")
+    if not seeds or any(s < 0 for s in seeds):
+        raise TopooptError(f"seeds: give one or more non-negative seeds, got {list(seeds)}")
+    import_plugins(plugins)
+    files, problems = scan(paths)
+    if problems:
+        raise TopooptError("invalid instance files:\n" + "\n".join(problems))
+    if not files:
+        raise TopooptError("no instance files found")
+    families = sorted({f.instance.family for f in files})
+    chosen = select_solvers(solvers, families)
+    use_backends = _check_backends(backends) if any(s.uses_backend for s in chosen) else []
+    tasks: dict[tuple[object, ...], Task] = {}
+    for file in files:
+        inst = file.instance
+        family = get_family(inst.family)
+        digest = instance_hash(inst)
+        for info in (s for s in chosen if s.family == inst.family):
+            for backend in use_backends if info.uses_backend else [None]:
+                for seed in dict.fromkeys(seeds):
+                    for rep in range(repeat):
+                        task = Task(
+                            path=str(file.path.resolve()),
+                            instance_file=file.shown_path,
+                            instance=inst.name,
+                            instance_hash=digest,
+                            family=inst.family,
+                            suite=file.suite,
+                            sense=family.sense.value,
+                            solver=info.name,
+                            backend=backend,
+                            seed=int(seed),
+                            repeat=rep,
+                            time_limit=float(time_limit),
+                            size=dict(family.size(inst)),
+                            threads=threads,
+                            memory_limit_mb=memory_limit_mb,
+                            grace=grace,
+                            plugins=tuple(plugins),
+                        )
+                        tasks.setdefault(task.key, task)
+    return list(tasks.values())
+
+
+@dataclass(frozen=True)
+class BenchSummary:
+    """What :func:`run_benchmark` did.
+
+    Attributes
+    ----------
+    planned
+        Tasks given.
+    skipped
+        Tasks whose record was already in the results file.
+    ran
+        Records written now.
+    errors
+        Of those, error records (timeout, crash, exception, memory).
+    """
+
+    planned: int
+    skipped: int
+    ran: int
+    errors: int
+
+
+def run_benchmark(
+    tasks: Sequence[Task],
+    out: str | PathLike[str],
+    *,
+    executor: Executor | None = None,
+    on_start: OnStart | None = None,
+    on_record: Callable[[Record], None] | None = None,
+) -> BenchSummary:
+    """Run the tasks not yet recorded in ``out`` and append their records.
+
+    Parameters
+    ----------
+    tasks
+        From :func:`plan`.
+    out
+        JSONL results file; created if missing, appended to (and resumed from) otherwise.
+    executor
+        Where to run (default: :class:`~topoopt.bench.executors.LocalExecutor` with one job).
+    on_start, on_record
+        Progress callbacks: a run started (not called by every executor), a record was written.
+    """
+    executor = LocalExecutor() if executor is None else executor
+    ran = errors = 0
+    with RecordWriter(out) as writer:
+        pending = [task for task in tasks if task.key not in writer.keys]
+        for record in executor.run(pending, on_start):
+            record["executor"] = executor.label
+            writer.write(record)
+            ran += 1
+            errors += record["status"] == ERROR_STATUS
+            if on_record is not None:
+                on_record(record)
+    return BenchSummary(planned=len(tasks), skipped=len(tasks) - len(pending), ran=ran, errors=errors)
+

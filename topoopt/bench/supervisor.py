@@ -1,0 +1,250 @@
+"""Run one :class:`~topoopt.bench.task.Task` in its own worker process and make its record.
+
+Every run gets a fresh Python process (``python -m topoopt.bench.worker``, started with
+:mod:`subprocess` in a new session), so whatever the solver does — hang, raise, call
+``os._exit``, segfault, eat all memory — stays in that process. The supervisor
+
+* kills the process group after :attr:`Task.hard_timeout` seconds (record ``"timeout"``);
+* samples the resident memory of the process tree and kills it above the task's memory
+  limit (record ``"memory"``);
+* turns an exit without an outcome file into a ``"crashed"`` record quoting the exit status
+  and the last lines the worker printed;
+* otherwise copies the worker's result into the record.
+
+A fresh process (rather than a ``multiprocessing`` pool) also works inside Dask workers,
+which are daemonic processes and may not fork ``multiprocessing`` children.
+Pyomo solver calls are not thread-safe (see ``spec/backends.md``); only the supervision runs
+in threads, never a solve.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from topoopt.bench.records import ERROR_STATUS, RECORD_VERSION, Record, host_info, versions
+from topoopt.bench.task import Task
+
+POLL_S = 0.05
+"""Seconds between two checks of a running worker."""
+
+LOG_TAIL_LINES = 4
+"""Lines of the worker's output quoted in the message of a crash record."""
+
+
+@dataclass(frozen=True)
+class WorkerExit:
+    """How a worker process ended, as seen by the supervisor.
+
+    Attributes
+    ----------
+    outcome
+        What the worker wrote (see :mod:`topoopt.bench.worker`), or ``None``.
+    returncode
+        Exit status (negative: killed by that signal).
+    killed
+        ``"timeout"`` or ``"memory"`` when the supervisor killed the worker, else ``None``.
+    wall_s
+        Seconds from launch to exit.
+    peak_memory_mb
+        Largest resident memory of the process tree the supervisor sampled (MiB).
+    log_tail
+        The last lines the worker printed.
+    """
+
+    outcome: dict[str, Any] | None
+    returncode: int
+    killed: str | None
+    wall_s: float
+    peak_memory_mb: float
+    log_tail: str = ""
+
+
+def _tree_rss_mb(process: psutil.Process) -> float:
+    try:
+        procs = [process, *process.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0
+    for proc in procs:
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 2**20
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _tail(path: Path) -> str:
+    if not path.exists():
+        return ""
+    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln]
+    return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a worker: this one, with this interpreter's import path.
+
+    Like ``multiprocessing``'s spawn start method, the worker sees the parent's ``sys.path``,
+    so plugin modules importable here are importable there.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+def supervise(task: Task, cancel: threading.Event | None = None) -> WorkerExit | None:
+    """Run ``task`` in a fresh worker process and watch it until it ends.
+
+    Returns ``None`` when ``cancel`` was set meanwhile (the worker is killed, nothing is
+    recorded).
+    """
+    with tempfile.TemporaryDirectory(prefix="topoopt-run-") as tmp:
+        spec_file, outcome_file, log_file = (Path(tmp) / n for n in ("spec.json", "out.json", "log"))
+        spec_file.write_text(json.dumps(task.worker_spec()), encoding="utf-8")
+        started = time.perf_counter()
+        with log_file.open("wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "topoopt.bench.worker", str(spec_file), str(outcome_file)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=_child_env(),
+            )
+        process = psutil.Process(proc.pid)
+        peak, killed = 0.0, None
+        while proc.poll() is None:
+            if cancel is not None and cancel.is_set():
+                _kill_group(proc)
+                return None
+            rss = _tree_rss_mb(process)
+            peak = max(peak, rss)
+            if task.memory_limit_mb is not None and rss > task.memory_limit_mb:
+                killed = "memory"
+            elif time.perf_counter() - started > task.hard_timeout:
+                killed = "timeout"
+            if killed:
+                _kill_group(proc)
+                break
+            time.sleep(POLL_S)
+        wall_s = time.perf_counter() - started
+        outcome = None
+        if killed is None and outcome_file.exists():
+            outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
+        return WorkerExit(
+            outcome=outcome,
+            returncode=proc.returncode,
+            killed=killed,
+            wall_s=wall_s,
+            peak_memory_mb=peak,
+            log_tail=_tail(log_file),
+        )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _error(worker: WorkerExit, task: Task) -> tuple[str, str]:
+    """``(termination, message)`` of a run that produced no result."""
+    if worker.killed == "timeout":
+        return "timeout", (
+            f"no result within the hard timeout of {task.hard_timeout:g} s "
+            f"(time limit {task.time_limit:g} s); worker killed"
+        )
+    if worker.killed == "memory":
+        return "memory", (
+            f"worker exceeded the memory limit of {task.memory_limit_mb:g} MiB "
+            f"(resident {worker.peak_memory_mb:.0f} MiB); worker killed"
+        )
+    if worker.outcome is not None:
+        message = worker.outcome["message"]
+        if worker.outcome.get("traceback"):
+            message += "\n" + worker.outcome["traceback"]
+        return worker.outcome["error"], message
+    code = worker.returncode
+    how = f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}"
+    message = f"worker {how} before writing a result"
+    if worker.log_tail:
+        message += f"; last output:\n{worker.log_tail}"
+    return "crashed", message
+
+
+def make_record(task: Task, worker: WorkerExit, started_at: str = "") -> Record:
+    """The benchmark record of ``task`` from how its worker ended (a pure function).
+
+    Identity, setting and size come from the task; outcome and timings from the worker's
+    result, or an error record (``status`` ``"error"``) when there is none.
+    """
+    record: Record = {
+        "record_version": RECORD_VERSION,
+        "family": task.family,
+        "suite": task.suite,
+        "instance": task.instance,
+        "instance_hash": task.instance_hash,
+        "instance_file": task.instance_file,
+        "solver": task.solver,
+        "backend": task.backend,
+        "seed": task.seed,
+        "repeat": task.repeat,
+        "sense": task.sense,
+        "time_limit": task.time_limit,
+        "hard_timeout": task.hard_timeout,
+        "threads": task.threads,
+    }
+    result = None if worker.outcome is None else worker.outcome.get("result")
+    if result is not None:
+        identity = {"family", "instance", "solver", "backend", "seed", "sense"}
+        record.update({k: v for k, v in result.items() if k not in identity})
+    else:
+        termination, message = _error(worker, task)
+        record.update(
+            status=ERROR_STATUS,
+            termination=termination,
+            objective=None,
+            bound=None,
+            gap=None,
+            total_s=worker.wall_s,
+            build_s=None,
+            solve_s=None,
+            message=message,
+            violations=[],
+        )
+    reported = 0.0 if worker.outcome is None else worker.outcome.get("peak_memory_mb", 0.0)
+    record["wall_s"] = worker.wall_s
+    record["peak_memory_mb"] = round(max(reported, worker.peak_memory_mb), 1)
+    record["size"] = dict(task.size)
+    record["versions"] = dict(versions())
+    record["host"] = dict(host_info())
+    record["started_at"] = started_at
+    return record
+
+
+def run_task(task: Task, cancel: threading.Event | None = None) -> Record | None:
+    """Run ``task`` in its own process and return its record (``None`` if cancelled)."""
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    worker = supervise(task, cancel)
+    return None if worker is None else make_record(task, worker, started_at)
