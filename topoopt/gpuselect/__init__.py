@@ -1,0 +1,69 @@
+"""Family ``gpuselect``: choose k GPUs from an available pool to maximise bandwidth (BandPilot).
+
+Zhang et al., "BandPilot: Towards Performance-Aware GPU Dispatching in AI Clusters". An
+instance is a cluster's hosts with their idle GPUs, a request ``k`` and a bandwidth model
+``B(S)`` (:mod:`topoopt.gpuselect.models`); a solution is the chosen ``(host, GPU)`` pairs; the
+objective ``B(S)`` in GB/s is maximised (eq. 2). GBE (eq. 4) is ``B(S) / max B``.
+
+Solvers (``topoopt.solvers_for("gpuselect")``): the paper's EHA (Alg. 1), PTS (Alg. 2) and
+their hybrid, the baselines of Appendix D (random, default, topo), an exact MIP and the
+enumeration oracle.
+"""
+
+from topoopt.core.family import Family, Sense
+from topoopt.core.registry import register_family
+from topoopt.gpuselect import generate
+from topoopt.gpuselect import solution as _solution
+from topoopt.gpuselect.host import Host
+from topoopt.gpuselect.instance import GpuSelectInstance
+from topoopt.gpuselect.models import (
+    BandwidthModel,
+    BottleneckModel,
+    BoundModel,
+    CallableModel,
+    MissingEntryError,
+    TableModel,
+    TopologyModel,
+    model_from_dict,
+)
+from topoopt.gpuselect.solution import Selection, check, evaluate
+
+
+def _size(instance: GpuSelectInstance) -> dict[str, int]:
+    return {"k": instance.k, "gpus": instance.total_gpus,
+            "available": instance.total_available, "hosts": instance.n_hosts}
+
+
+FAMILY = register_family(
+    Family(
+        name="gpuselect",
+        sense=Sense.MAXIMIZE,
+        instance_type=GpuSelectInstance,
+        evaluate=evaluate,
+        check=check,
+        solution_to_dict=_solution.to_dict,
+        solution_from_dict=_solution.from_dict,
+        metrics=_solution.metrics,
+        size=_size,
+        describe=_solution.describe,
+        examples=generate.examples,
+        generators=generate.GENERATORS,
+    )
+)
+
+__all__ = [
+    "FAMILY",
+    "BandwidthModel",
+    "BottleneckModel",
+    "BoundModel",
+    "CallableModel",
+    "GpuSelectInstance",
+    "Host",
+    "MissingEntryError",
+    "Selection",
+    "TableModel",
+    "TopologyModel",
+    "check",
+    "evaluate",
+    "model_from_dict",
+]

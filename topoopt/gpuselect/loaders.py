@@ -1,0 +1,204 @@
+"""Readers for measured bandwidth tables and host topologies.
+
+* :func:`parse_intra_csv` — nccl-tests style per-subset table of one host type, columns
+  ``OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)`` (``GPU_used`` concatenates the local
+  indices, e.g. ``0123``). This is the BandPilot artifact's format (paper §4.2.1, Stage 1).
+* :func:`parse_cross_csv` — cross-host table, columns
+  ``OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)`` where the
+  mapping is a JSON list of per-node local-index lists such as ``[[0,1,2],[0,1],[],[]]``.
+* :func:`parse_topology` — an ``nvidia-smi topo -m`` matrix (raw terminal output or a
+  Markdown table such as the paper's Appendix E).
+
+Every malformed input raises :class:`~topoopt.core.errors.InvalidInstanceError` naming the
+source and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from topoopt.core.errors import InvalidInstanceError
+from topoopt.gpuselect.masks import parse_mask
+
+INTRA_COLUMNS = ("GPU_num", "GPU_used", "Bandwidth(GB/s)")
+CROSS_COLUMNS = ("Total_GPU_Count", "GPU_Mapping_Across_Nodes", "Bandwidth(GB/s)")
+LINK_PATTERN = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+"""Link tokens of ``nvidia-smi topo -m`` (``SOC`` is the pre-2017 name of ``SYS``)."""
+
+
+def read_text(path: Path, field: str) -> str:
+    """The text of ``path``; an unreadable file is an error naming ``field`` and the path."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInstanceError(field, f"cannot read {str(path)!r}: {exc.strerror}") from None
+
+
+def _rows(text: str, source: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise InvalidInstanceError(
+            source, f"CSV header must have columns {', '.join(columns)}; missing {missing}"
+        )
+    rows = []
+    for line, row in enumerate(reader, start=2):
+        if not any((v or "").strip() for v in row.values()):
+            continue
+        if None in row or any(row.get(c) is None for c in columns):
+            raise InvalidInstanceError(f"{source}:{line}", "wrong number of fields")
+        rows.append((line, row))
+    if not rows:
+        raise InvalidInstanceError(source, "CSV has no data rows")
+    return rows
+
+
+def _gbps(raw: str, where: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidInstanceError(where, f"Bandwidth(GB/s) {raw!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise InvalidInstanceError(where, f"Bandwidth(GB/s) must be finite and >= 0, got {raw}")
+    return value
+
+
+K = TypeVar("K")
+
+
+def _average(samples: Mapping[K, list[float]]) -> dict[K, float]:
+    return {key: sum(vals) / len(vals) for key, vals in samples.items()}
+
+
+def parse_intra_csv(text: str, source: str = "<csv>") -> dict[int, float]:
+    """Per-subset bandwidths of one host type: ``{mask: GB/s}`` (repeated rows averaged).
+
+    Examples
+    --------
+    >>> parse_intra_csv("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\\n"
+    ...                 "ag,2,01,16777216,10.5\\nag,2,01,16777216,11.5\\n")
+    {3: 11.0}
+    """
+    samples: dict[int, list[float]] = {}
+    for line, row in _rows(text, source, INTRA_COLUMNS):
+        where = f"{source}:{line}"
+        try:
+            num = int(row["GPU_num"])
+            mask = parse_mask(row["GPU_used"], num)
+        except ValueError as exc:
+            raise InvalidInstanceError(where, f"GPU_num/GPU_used: {exc}") from None
+        samples.setdefault(mask, []).append(_gbps(row["Bandwidth(GB/s)"], where))
+    return _average(samples)
+
+
+def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], float]:
+    """Cross-host bandwidths keyed by the per-node GPU counts of each mapping.
+
+    Returns ``{counts: GB/s}`` where ``counts[j]`` is the number of GPUs on node ``j`` of
+    the mapping; repeated keys are averaged.
+
+    Examples
+    --------
+    >>> parse_cross_csv('OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),'
+    ...                 'Bandwidth(GB/s)\\nag,3,"[[0,1],[4],[]]",16777216,40\\n')
+    {(2, 1, 0): 40.0}
+    """
+    samples: dict[tuple[int, ...], list[float]] = {}
+    for line, row in _rows(text, source, CROSS_COLUMNS):
+        where = f"{source}:{line}"
+        try:
+            mapping = json.loads(row["GPU_Mapping_Across_Nodes"])
+            total = int(row["Total_GPU_Count"])
+        except ValueError:
+            raise InvalidInstanceError(
+                where, "GPU_Mapping_Across_Nodes must be a JSON list of lists and "
+                "Total_GPU_Count an integer"
+            ) from None
+        if not isinstance(mapping, list) or not all(
+            isinstance(node, list) and all(isinstance(i, int) and i >= 0 for i in node)
+            for node in mapping
+        ):
+            raise InvalidInstanceError(where, "GPU_Mapping_Across_Nodes must list index lists")
+        counts = tuple(len(node) for node in mapping)
+        if sum(counts) != total:
+            raise InvalidInstanceError(
+                where, f"Total_GPU_Count is {total} but the mapping lists {sum(counts)} GPUs"
+            )
+        samples.setdefault(counts, []).append(_gbps(row["Bandwidth(GB/s)"], where))
+    return _average(samples)
+
+
+def parse_topology(text: str, source: str = "<topology>") -> tuple[tuple[str, ...], ...]:
+    """The GPU-to-GPU link matrix of ``nvidia-smi topo -m`` output.
+
+    Accepts the raw terminal output (tab/space separated, with NIC rows, affinity columns and
+    the legend) and Markdown tables. Rows are the lines whose first cell is ``GPU<i>`` and
+    that contain the self entry ``X``; the first ``n`` link cells of each are kept.
+
+    Examples
+    --------
+    >>> m = parse_topology("\\tGPU0\\tGPU1\\tCPU Affinity\\nGPU0\\t X \\tNV2\\t0-7\\n"
+    ...                    "GPU1\\tNV2\\t X \\t0-7\\n\\nLegend:\\n  X    = Self\\n")
+    >>> m
+    (('X', 'NV2'), ('NV2', 'X'))
+    """
+    rows: list[list[str]] = []
+    for raw in text.splitlines():
+        cells = [c.strip() for c in (raw.strip().strip("|").split("|") if "|" in raw
+                                     else raw.split())]
+        cells = [c for c in cells if c]
+        if len(cells) < 2 or not re.fullmatch(r"GPU\d+", cells[0]) or "X" not in cells[1:]:
+            continue
+        rows.append(cells)
+    n = len(rows)
+    if n == 0:
+        raise InvalidInstanceError(source, "no GPU rows (lines 'GPU<i> ... X ...') found")
+    matrix = []
+    for i, cells in enumerate(rows):
+        if cells[0] != f"GPU{i}":
+            raise InvalidInstanceError(source, f"row {i} is {cells[0]}, expected GPU{i}")
+        links = cells[1 : n + 1]
+        bad = [c for c in links if not LINK_PATTERN.match(c)]
+        if len(links) < n or bad:
+            raise InvalidInstanceError(
+                source, f"row GPU{i} must start with {n} link types (X, NV#, PIX, PXB, PHB, "
+                f"NODE, SYS); got {links}"
+            )
+        if links[i] != "X":
+            raise InvalidInstanceError(source, f"row GPU{i} must have X on the diagonal")
+        matrix.append(tuple("SYS" if c == "SOC" else c for c in links))
+    for i in range(n):
+        for j in range(n):
+            if matrix[i][j] != matrix[j][i]:
+                raise InvalidInstanceError(
+                    source, f"matrix is not symmetric: GPU{i}-GPU{j} {matrix[i][j]} vs "
+                    f"GPU{j}-GPU{i} {matrix[j][i]}"
+                )
+    return tuple(matrix)
+
+
+def load_path(path: str, base_dir: Path | None, field: str) -> tuple[Path, str]:
+    """Resolve ``path`` against ``base_dir`` and read it (errors name ``field``)."""
+    resolved = Path(path)
+    if not resolved.is_absolute() and base_dir is not None:
+        resolved = base_dir / resolved
+    return resolved, read_text(resolved, field)
+
+
+__all__ = [
+    "CROSS_COLUMNS",
+    "INTRA_COLUMNS",
+    "load_path",
+    "parse_cross_csv",
+    "parse_intra_csv",
+    "parse_topology",
+    "read_text",
+]
