@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given
 
 import topoopt
+from topoopt.core.mip import solve_model
 from topoopt.core.registry import solver_names
-from topoopt.core.status import SolutionStatus
+from topoopt.core.status import SolutionStatus, TerminationReason
+from topoopt.formulations.placement import exact
 from topoopt.placement import Placement, check, evaluate
 from topoopt.placement.solution import dp_spread, pp_spread
 from topoopt.placement.targets import (
@@ -85,6 +87,23 @@ def _within(placement, max_dp_use, max_pp_use):
     return all(len(set(col)) <= max_dp_use for col in placement.columns()) and all(
         len(set(row)) <= max_pp_use for row in placement.matrix
     )
+
+
+@given(small_instances(max_cells=6, max_pods=3))
+def test_feasibility_mip_agrees_with_brute_force(instance):
+    """The last resort of the decomposition, on every pair it could be asked about."""
+    for pair in target_pairs(instance):
+        a, b = pair.max_dp_use, pair.max_pp_use
+        if a == 1 or b == 1:
+            continue
+        model = exact.build_feasibility(instance, a, b)
+        out = solve_model(model)
+        assert out.has_solution == _feasible_by_brute_force(instance, a, b)
+        if out.has_solution:
+            placement = exact.extract(model, instance)
+            assert check(instance, placement) == [] and _within(placement, a, b)
+        else:
+            assert out.termination is TerminationReason.INFEASIBLE
 
 
 @given(small_instances(max_cells=6, max_pods=3))

@@ -25,6 +25,9 @@ class SolutionStatus(IntEnum):
         """Lower-case name used in JSON, e.g. ``"optimal"``."""
         return self.name.lower()
 
+    def __str__(self) -> str:
+        return self.label
+
 
 class TerminationReason(str, Enum):
     """Why a solver stopped."""
