@@ -92,7 +92,8 @@ def scan(paths: Iterable[str | PathLike[str]]) -> tuple[list[InstanceFile], list
         try:
             instance = load(path)
         except TopooptError as exc:
-            problems.append(f"{path}: {exc}")
+            message = str(exc)
+            problems.append(message if message.startswith(str(path)) else f"{path}: {message}")
             continue
         where = (path.resolve().parent, instance.name)
         if where in seen:
