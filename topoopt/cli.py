@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 import topoopt
+from topoopt.bench.cli import bench, instances, report
 from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_family
 
@@ -163,6 +164,10 @@ def solvers(family: str | None, as_json: bool) -> None:
         )
     Console(width=200).print(table)
 
+
+main.add_command(instances)
+main.add_command(bench)
+main.add_command(report)
 
 if __name__ == "__main__":
     main()
