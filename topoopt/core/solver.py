@@ -20,6 +20,7 @@ import numpy as np
 
 from topoopt.core.errors import InvalidOptionError, TopooptError
 from topoopt.core.family import Family, Instance, Sense
+from topoopt.core.mip import MipOutcome, solve_model
 from topoopt.core.result import Result, relative_gap
 from topoopt.core.seeding import normalize_seed
 from topoopt.core.status import SolutionStatus, TerminationReason
@@ -83,6 +84,35 @@ class SolveContext:
     def expired(self) -> bool:
         """Whether the time limit has passed."""
         return self.time_left() <= 0
+
+    def solve_model(
+        self, model: Any, *, warmstart: bool = False, rel_gap: float | None = None
+    ) -> MipOutcome:
+        """Solve a Pyomo model with this call's backend, remaining time, gap, threads and seed
+        (see :func:`topoopt.core.mip.solve_model`)."""
+        left = self.time_left()
+        return solve_model(
+            model,
+            backend=self.backend,
+            time_limit=None if math.isinf(left) else max(left, 1e-3),
+            rel_gap=self.rel_gap if rel_gap is None else rel_gap,
+            threads=self.threads,
+            seed=self.seed,
+            warmstart=warmstart,
+        )
+
+    def exact_attempt(self, outcome: MipOutcome, solution: Any, build_s: float) -> Attempt:
+        """The :class:`Attempt` of an exact MIP: proven optimal when the backend says optimal
+        and the requested gap is 0, with the backend's bound."""
+        return Attempt(
+            solution=solution,
+            termination=outcome.termination,
+            proven_optimal=outcome.termination is TerminationReason.OPTIMAL and self.rel_gap == 0,
+            bound=outcome.bound,
+            build_s=build_s,
+            solve_s=outcome.solve_s,
+            message=outcome.message,
+        )
 
 
 class Solver(ABC):

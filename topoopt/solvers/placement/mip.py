@@ -6,11 +6,9 @@ driver :func:`topoopt.core.mip.solve_model`.
 
 from __future__ import annotations
 
-import math
 import time
 
 from topoopt.core.errors import InvalidOptionError
-from topoopt.core.mip import solve_model
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
@@ -26,11 +24,6 @@ from topoopt.placement.targets import (
     target_pairs,
 )
 from topoopt.solvers.placement.baselines import fill_in_rank_order, packing_pods
-
-
-def _time_left(ctx: SolveContext) -> float | None:
-    left = ctx.time_left()
-    return None if math.isinf(left) else max(left, 1e-3)
 
 
 @register_solver
@@ -59,14 +52,7 @@ class CoarseMipSolver(Solver):
             t0 = time.perf_counter()
             model = coarse.build(instance, u)
             build_s += time.perf_counter() - t0
-            out = solve_model(
-                model,
-                backend=ctx.backend,
-                time_limit=_time_left(ctx),
-                rel_gap=ctx.rel_gap,
-                threads=ctx.threads,
-                seed=ctx.seed,
-            )
+            out = ctx.solve_model(model)
             t1 = time.perf_counter()
             if out.termination is not TerminationReason.OPTIMAL:
                 termination = out.termination
@@ -124,25 +110,9 @@ class ExactMipSolver(Solver):
         start = _constructive_incumbent(instance)
         exact.warm_start(model, start)
         build_s = time.perf_counter() - t0
-        out = solve_model(
-            model,
-            backend=ctx.backend,
-            time_limit=_time_left(ctx),
-            rel_gap=ctx.rel_gap,
-            threads=ctx.threads,
-            seed=ctx.seed,
-            warmstart=True,
-        )
+        out = ctx.solve_model(model, warmstart=True)
         solution = exact.extract(model, instance) if out.has_solution else None
-        return Attempt(
-            solution=solution,
-            termination=out.termination,
-            proven_optimal=out.termination is TerminationReason.OPTIMAL and ctx.rel_gap == 0,
-            bound=out.bound,
-            build_s=build_s,
-            solve_s=out.solve_s,
-            message=out.message,
-        )
+        return ctx.exact_attempt(out, solution, build_s)
 
     def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         counting = CountingBound(instance)
@@ -170,13 +140,7 @@ class ExactMipSolver(Solver):
                     t0 = time.perf_counter()
                     model = exact.build_feasibility(instance, pair.max_dp_use, pair.max_pp_use)
                     build_s += time.perf_counter() - t0
-                    out = solve_model(
-                        model,
-                        backend=ctx.backend,
-                        time_limit=_time_left(ctx),
-                        threads=ctx.threads,
-                        seed=ctx.seed,
-                    )
+                    out = ctx.solve_model(model, rel_gap=0.0)
                     solve_s += out.solve_s
                     if out.has_solution:
                         found = exact.extract(model, instance)
