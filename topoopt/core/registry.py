@@ -19,6 +19,9 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "topoopt.placement",
     "topoopt.formulations.placement",
     "topoopt.solvers.placement",
+    "topoopt.gpuselect",
+    "topoopt.formulations.gpuselect",
+    "topoopt.solvers.gpuselect",
 )
 """Modules whose import registers the built-in families and solvers."""
 
