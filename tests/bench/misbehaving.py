@@ -76,5 +76,5 @@ class MemoryHog(Solver):
     def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
         blocks = []
         while True:
-            blocks.append(bytearray(32 * 2**20))
+            blocks.append(b"\x01" * (32 * 2**20))  # written, so resident
             time.sleep(0.01)

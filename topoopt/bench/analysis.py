@@ -166,7 +166,7 @@ def primal_gap(objective: float, best: float) -> float:
 
     Examples
     --------
-    >>> primal_gap(1.6, 0.4)
+    >>> primal_gap(2.0, 0.5)
     0.75
     >>> primal_gap(90.0, 100.0)
     0.1
@@ -202,7 +202,7 @@ def shifted_geometric_mean(values: Sequence[float], shift: float) -> float:
     Examples
     --------
     >>> round(shifted_geometric_mean([1.0, 100.0], shift=10.0), 4)
-    26.1814
+    24.7851
     >>> shifted_geometric_mean([0.5, 0.5], shift=1.0)
     0.5
     """
@@ -488,5 +488,7 @@ def mean_by(
         k, v = key(record), value(record)
         if k is not None and v is not None:
             sums[(k, solver_label(record))].append(float(v))
-    return {k: (sum(v) / len(v), len(v)) for k, v in sorted(sums.items(), key=lambda kv: (
-        _natural(str(kv[0][0])), kv[0][1]))}
+    return {
+        k: (sum(v) / len(v), len(v))
+        for k, v in sorted(sums.items(), key=lambda kv: (_natural(str(kv[0][0])), kv[0][1]))
+    }

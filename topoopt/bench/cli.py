@@ -68,9 +68,10 @@ def _generator_options(args: list[str]) -> dict[str, Any]:
             raise click.BadParameter(f"expected --NAME VALUE, got {item!r}")
         name, sep, raw = item[2:].partition("=")
         if not sep:
-            raw = next(items, None)  # type: ignore[arg-type]
-            if raw is None:
+            value = next(items, None)
+            if value is None:
                 raise click.BadParameter(f"option --{name} needs a value")
+            raw = value
         try:
             options[name.replace("-", "_")] = json.loads(raw)
         except json.JSONDecodeError:
@@ -114,8 +115,13 @@ def list_suites(family: str | None) -> None:
 @click.argument("family")
 @click.option("--suite", required=True, help="Generator name (see `topoopt instances list`).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for the instance files (created).")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the instance files (created).",
+)
 @click.pass_context
 def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: str) -> None:
     """Write the instances of a generated suite as FOLDER/<name>.json.
@@ -134,7 +140,9 @@ def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: st
         unknown = sorted(set(options) - accepted)
         if unknown:
             known = ", ".join(f"--{n.replace('_', '-')}" for n in sorted(accepted)) or "none"
-            raise TopooptError(f"unknown option(s) {', '.join(unknown)} for {suite}; known: {known}")
+            raise TopooptError(
+                f"unknown option(s) {', '.join(unknown)} for {suite}; known: {known}"
+            )
         made = generator(seed=seed, **options)
     except (TopooptError, click.BadParameter) as exc:
         _fail(str(exc))
@@ -186,29 +194,73 @@ def _progress_callbacks(progress: Progress, bar: Any) -> tuple[Any, Any]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--solvers", "-s", "solver_list", default="all", show_default=True,
-              help="Comma-separated solver names (with or without the family prefix), or all.")
-@click.option("--backends", "-b", default="highs", show_default=True,
-              help="Comma-separated MIP backends for solvers that use one.")
-@click.option("--time-limit", "-t", type=float, default=DEFAULT_TIME_LIMIT, show_default=True,
-              help="Solver time limit (s); the worker is killed at 1.2 x this + --grace.")
-@click.option("--repeat", "-r", type=int, default=1, show_default=True,
-              help="Runs per setting and seed.")
+@click.option(
+    "--solvers",
+    "-s",
+    "solver_list",
+    default="all",
+    show_default=True,
+    help="Comma-separated solver names (with or without the family prefix), or all.",
+)
+@click.option(
+    "--backends",
+    "-b",
+    default="highs",
+    show_default=True,
+    help="Comma-separated MIP backends for solvers that use one.",
+)
+@click.option(
+    "--time-limit",
+    "-t",
+    type=float,
+    default=DEFAULT_TIME_LIMIT,
+    show_default=True,
+    help="Solver time limit (s); the worker is killed at 1.2 x this + --grace.",
+)
+@click.option(
+    "--repeat", "-r", type=int, default=1, show_default=True, help="Runs per setting and seed."
+)
 @click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True,
-              help="Runs at a time (local executor).")
+@click.option(
+    "--jobs", "-j", type=int, default=1, show_default=True, help="Runs at a time (local executor)."
+)
 @click.option("--threads", type=int, default=None, help="Threads of MIP backends.")
-@click.option("--memory-limit", type=float, default=None,
-              help="Kill a run whose resident memory exceeds this many MiB.")
-@click.option("--grace", type=float, default=DEFAULT_GRACE, show_default=True,
-              help="Seconds of the hard timeout beyond 1.2 x the time limit.")
-@click.option("--plugin", "plugins", multiple=True, metavar="MODULE",
-              help="Module to import before solving (registers extra solvers); repeatable.")
-@click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
-              show_default=True, help="Where runs execute.")
+@click.option(
+    "--memory-limit",
+    type=float,
+    default=None,
+    help="Kill a run whose resident memory exceeds this many MiB.",
+)
+@click.option(
+    "--grace",
+    type=float,
+    default=DEFAULT_GRACE,
+    show_default=True,
+    help="Seconds of the hard timeout beyond 1.2 x the time limit.",
+)
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="MODULE",
+    help="Module to import before solving (registers extra solvers); repeatable.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where runs execute.",
+)
 @click.option("--scheduler", default=None, help="Dask scheduler address (--executor dask).")
-@click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False),
-              help="JSONL results file (appended to; runs already in it are skipped).")
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="JSONL results file (appended to; runs already in it are skipped).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     paths: tuple[str, ...],
@@ -282,10 +334,21 @@ def bench(
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for report.md, report.html and the PNG figures.")
-@click.option("--shift", type=float, default=DEFAULT_SHIFT, show_default=True,
-              help="Shift (s) of the shifted geometric mean of time.")
+@click.option(
+    "--out",
+    "-o",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for report.md, report.html and the PNG figures.",
+)
+@click.option(
+    "--shift",
+    type=float,
+    default=DEFAULT_SHIFT,
+    show_default=True,
+    help="Shift (s) of the shifted geometric mean of time.",
+)
 @click.option("--title", default="topoopt solver comparison", show_default=True)
 def report(results: tuple[str, ...], out_dir: str, shift: float, title: str) -> None:
     """Write a solver comparison report (Markdown, HTML, PNG plots) from RESULTS files."""

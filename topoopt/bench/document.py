@@ -172,7 +172,9 @@ def render_html(sections: list[Section], title: str, figures: str = "figures") -
             elif isinstance(block, Table):
                 out.extend(_html_table(block))
             else:
-                caption = f"<figcaption>{_inline(block.caption)}</figcaption>" if block.caption else ""
+                caption = (
+                    f"<figcaption>{_inline(block.caption)}</figcaption>" if block.caption else ""
+                )
                 out.append(
                     f'<figure><img src="{figures}/{block.name}.png" '
                     f'alt="{html.escape(block.title)}">{caption}</figure>'

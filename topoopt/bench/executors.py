@@ -114,7 +114,7 @@ class DaskExecutor:
     @property
     def label(self) -> str:
         """``dask:<scheduler address>``."""
-        return f"dask:{self.client.scheduler.address}"
+        return f"dask:{self.client.scheduler_info()['address']}"
 
     def run(self, tasks: Sequence[Task], on_start: OnStart | None = None) -> Iterator[Record]:
         """Submit every task to the cluster and yield records in the order they finish."""

@@ -12,9 +12,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from topoopt.bench.document import Plot  # noqa: E402
+from topoopt.bench.document import Plot
 
 MARKERS = "os^vD<>pPX*h"
 LINESTYLES = ("-", "--", ":", "-.")
@@ -29,14 +29,27 @@ def draw(plot: Plot, path: Path) -> Path:
         style = {"color": colors[i % len(colors)], "label": series.label}
         if plot.kind == "step" and series.x:
             xs, ys = [*series.x, right], [*series.y, series.y[-1]]
-            ax.step(xs, ys, where="post", linewidth=1.6,
-                    linestyle=LINESTYLES[i // len(colors) % len(LINESTYLES)], **style)
+            ax.step(
+                xs,
+                ys,
+                where="post",
+                linewidth=1.6,
+                linestyle=LINESTYLES[i // len(colors) % len(LINESTYLES)],
+                **style,
+            )
         elif plot.kind == "scatter":
-            ax.scatter(series.x, series.y, s=22, alpha=0.8, marker=MARKERS[i % len(MARKERS)],
-                       **style)
+            ax.scatter(
+                series.x, series.y, s=22, alpha=0.8, marker=MARKERS[i % len(MARKERS)], **style
+            )
         else:
-            ax.plot(series.x, series.y, marker=MARKERS[i % len(MARKERS)], markersize=4,
-                    linestyle=LINESTYLES[i // len(colors) % len(LINESTYLES)], **style)
+            ax.plot(
+                series.x,
+                series.y,
+                marker=MARKERS[i % len(MARKERS)],
+                markersize=4,
+                linestyle=LINESTYLES[i // len(colors) % len(LINESTYLES)],
+                **style,
+            )
     ax.set_xscale(plot.xscale)
     ax.set_yscale(plot.yscale)
     ax.set_title(plot.title)

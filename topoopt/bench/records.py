@@ -69,8 +69,8 @@ def record_key(record: Mapping[str, Any]) -> RecordKey:
 
     Examples
     --------
-    >>> record_key({"instance": "i-even-a0.2", "instance_hash": "ab12", "solver": "placement/best-fit",
-    ...             "backend": None, "seed": 0, "repeat": 0, "objective": 1.6})
+    >>> record_key({"instance": "i-even-a0.2", "instance_hash": "ab12", "seed": 0, "repeat": 0,
+    ...             "solver": "placement/best-fit", "backend": None, "objective": 1.6})
     ('i-even-a0.2', 'ab12', 'placement/best-fit', None, 0, 0)
     """
     return (

@@ -116,7 +116,9 @@ def _cell_objective(cell: an.Cell | None) -> str:
     return text
 
 
-def instance_tables(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown]) -> list[Table]:
+def instance_tables(
+    records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown]
+) -> list[Table]:
     """Per instance: objective of every solver beside the best known, and median times."""
     cells = an.instance_cells(records)
     labels = an.solver_labels(records)
@@ -149,8 +151,9 @@ def instance_tables(records: Sequence[Record], best: dict[an.InstanceId, an.Best
     ]
 
 
-def _profile_plot(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown],
-                  name: str) -> Plot:
+def _profile_plot(
+    records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown], name: str
+) -> Plot:
     profile = an.performance_profile(records, best)
     series = tuple(
         Series(label, tuple(t for t, _ in steps), tuple(f for _, f in steps))
@@ -170,14 +173,13 @@ def _profile_plot(records: Sequence[Record], best: dict[an.InstanceId, an.BestKn
     )
 
 
-def _gap_plot(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown],
-              name: str) -> Plot:
+def _gap_plot(
+    records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown], name: str
+) -> Plot:
     series = []
     for label, gaps in an.gap_distribution(records, best).items():
         n = len(gaps)
-        series.append(
-            Series(label, (0.0, *gaps), (0.0, *((i + 1) / n for i in range(n))))
-        )
+        series.append(Series(label, (0.0, *gaps), (0.0, *((i + 1) / n for i in range(n)))))
     return Plot(
         name=name,
         title="Gap to the best known objective",
@@ -216,8 +218,17 @@ def _failures_table(records: Sequence[Record]) -> Table:
         text = message[0] if message else ""
         if len(text) > MESSAGE_CHARS:
             text = text[: MESSAGE_CHARS - 1] + "…"
-        rows.append((r["instance"], an.solver_label(r), str(r["seed"]), str(r["repeat"]),
-                     r["status"], r["termination"], text))
+        rows.append(
+            (
+                r["instance"],
+                an.solver_label(r),
+                str(r["seed"]),
+                str(r["repeat"]),
+                r["status"],
+                r["termination"],
+                text,
+            )
+        )
     return Table(
         ("instance", "solver", "seed", "repeat", "status", "termination", "message"),
         tuple(rows),
@@ -244,15 +255,26 @@ def suite_section(family: str, suite: str, records: Sequence[Record], shift: flo
     beaten = an.beaten_optima(records, best)
     if beaten:
         listing = "; ".join(f"{r['instance']} {an.solver_label(r)}" for r in beaten)
-        blocks.append(Section("Warning: optimality claims beaten", (
-            Text(f"These runs claimed optimality but another run found a better objective "
-                 f"(a solver bug): {listing}."),
-        )))
-    blocks.append(Section("Performance profile", (_profile_plot(records, best, f"{prefix}-profile"),)))
+        blocks.append(
+            Section(
+                "Warning: optimality claims beaten",
+                (
+                    Text(
+                        f"These runs claimed optimality but another run found a better objective "
+                        f"(a solver bug): {listing}."
+                    ),
+                ),
+            )
+        )
+    blocks.append(
+        Section("Performance profile", (_profile_plot(records, best, f"{prefix}-profile"),))
+    )
     blocks.append(Section("Gap distribution", (_gap_plot(records, best, f"{prefix}-gaps"),)))
     figure = an.size_figure(records, None if view is None else view.size_figure)
     if figure is not None:
-        blocks.append(Section("Time vs instance size", (_size_plot(records, figure, f"{prefix}-time-size"),)))
+        blocks.append(
+            Section("Time vs instance size", (_size_plot(records, figure, f"{prefix}-time-size"),))
+        )
     if view is not None:
         extra = view.section(records, SectionContext(best=best, prefix=prefix))
         blocks.append(Section(view.title, tuple(extra)))
@@ -342,8 +364,12 @@ def build_report(
         f"{len(records)} benchmark record(s) from {', '.join(sources) or 'memory'}. "
         f"Made by `{command}`; the records were written by `topoopt bench`."
     )
-    body: list[Block] = [intro, Section("Summary", (summary,)), _environment(records),
-                         _how_to_read(shift)]
+    body: list[Block] = [
+        intro,
+        Section("Summary", (summary,)),
+        _environment(records),
+        _how_to_read(shift),
+    ]
     body += [suite_section(f, s, recs, shift) for (f, s), recs in groups.items()]
     return [Section(title, tuple(body))]
 

@@ -300,5 +300,6 @@ def run_benchmark(
             errors += record["status"] == ERROR_STATUS
             if on_record is not None:
                 on_record(record)
-    return BenchSummary(planned=len(tasks), skipped=len(tasks) - len(pending), ran=ran, errors=errors)
-
+    return BenchSummary(
+        planned=len(tasks), skipped=len(tasks) - len(pending), ran=ran, errors=errors
+    )

@@ -226,7 +226,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
-register_section("placement", "Placement: score and spreads per setting", placement_section,
-                 size_figure="nodes")
-register_section("gpuselect", "GPU selection: GBE (BandPilot Table 2, Fig. 6)", gpuselect_section,
-                 size_figure="available")
+register_section(
+    "placement", "Placement: score and spreads per setting", placement_section, size_figure="nodes"
+)
+register_section(
+    "gpuselect",
+    "GPU selection: GBE (BandPilot Table 2, Fig. 6)",
+    gpuselect_section,
+    size_figure="available",
+)

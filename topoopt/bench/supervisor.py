@@ -19,6 +19,7 @@ in threads, never a solve.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -87,10 +88,8 @@ def _tree_rss_mb(process: psutil.Process) -> float:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -119,7 +118,9 @@ def supervise(task: Task, cancel: threading.Event | None = None) -> WorkerExit |
     recorded).
     """
     with tempfile.TemporaryDirectory(prefix="topoopt-run-") as tmp:
-        spec_file, outcome_file, log_file = (Path(tmp) / n for n in ("spec.json", "out.json", "log"))
+        spec_file, outcome_file, log_file = (
+            Path(tmp) / n for n in ("spec.json", "out.json", "log")
+        )
         spec_file.write_text(json.dumps(task.worker_spec()), encoding="utf-8")
         started = time.perf_counter()
         with log_file.open("wb") as log:

@@ -68,8 +68,15 @@ class Task:
 
     @property
     def key(self) -> RecordKey:
-        """The key of the record this task produces (see :func:`~topoopt.bench.records.record_key`)."""
-        return (self.instance, self.instance_hash, self.solver, self.backend, self.seed, self.repeat)
+        """Key of the record this task produces (:func:`~topoopt.bench.records.record_key`)."""
+        return (
+            self.instance,
+            self.instance_hash,
+            self.solver,
+            self.backend,
+            self.seed,
+            self.repeat,
+        )
 
     @property
     def hard_timeout(self) -> float:

@@ -1,0 +1,169 @@
+"""Report sections and rendering, from hand-made records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.factories import rec
+from topoopt.bench import analysis as an
+from topoopt.bench.document import Plot, Section, Table, Text, plots, render_html, render_markdown
+from topoopt.bench.report import build_report, write_report
+from topoopt.bench.sections import (
+    SectionContext,
+    cluster_of,
+    family_view,
+    gpuselect_section,
+    placement_section,
+)
+
+
+def _placement_records() -> list[dict]:
+    return [
+        rec("i-even-a0.2", "enumerate", 0.4, status="optimal", dp_spread=2.0, pp_spread=0.0),
+        rec("i-even-a0.2", "best-fit", 1.6, dp_spread=2.0, pp_spread=2.0),
+        rec(
+            "ii-even-a0.2",
+            "enumerate",
+            None,
+            termination="timeout",
+            message="no result within the hard timeout of 82 s (time limit 60 s); worker killed",
+        ),
+        rec("ii-even-a0.2", "best-fit", 2.0, dp_spread=2.0, pp_spread=2.0),
+        rec("ii-s1-a0.2", "best-fit", 1.0, dp_spread=1.0, pp_spread=1.0),
+    ]
+
+
+def _gpuselect_records() -> list[dict]:
+    def g(name: str, solver: str, bw: float | None, k: int, **kw: object) -> dict:
+        return rec(
+            name,
+            solver,
+            bw,
+            family="gpuselect",
+            suite="protocol",
+            size={"k": k, "gpus": 32, "available": 20, "hosts": 4},
+            **kw,
+        )
+
+    return [
+        g("het-4mix-k2-s0", "enumerate", 100.0, 2, status="optimal"),
+        g("het-4mix-k2-s0", "random", 50.0, 2),
+        g("het-4mix-k4-s0", "enumerate", 80.0, 4, status="optimal"),
+        g("het-4mix-k4-s0", "random", 60.0, 4),
+        g("h100-k2-s0", "enumerate", 200.0, 2, status="optimal"),
+        g("h100-k2-s0", "random", None, 2, termination="crashed"),
+    ]
+
+
+def _context(records: list[dict]) -> SectionContext:
+    return SectionContext(best=an.best_known(records), prefix="x")
+
+
+def test_placement_section_gives_score_and_spreads_per_setting() -> None:
+    records = _placement_records()
+    [table] = placement_section(records, _context(records))
+    assert isinstance(table, Table)
+    assert table.columns == ("solver", "setting i", "setting ii")
+    assert dict((row[0], row[1:]) for row in table.rows) == {
+        "best-fit": ("1.6 (2 / 2)", "1.5 (1.5 / 1.5)"),
+        "enumerate": ("0.4 (2 / 0)", "-"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "cluster"),
+    [
+        ("h100-k8-s3", "h100"),
+        ("het-4mix-k16-s0", "het-4mix"),
+        ("het-ra-k1-s49", "het-ra"),
+        ("large1024-k8", "large1024"),
+        ("small-0-3-table", "small"),
+        ("H100", "H100"),
+    ],
+)
+def test_cluster_of(name: str, cluster: str) -> None:
+    assert cluster_of(name) == cluster
+
+
+def test_gpuselect_section_table2_and_gbe_vs_k() -> None:
+    records = _gpuselect_records()
+    table, note, *figures = gpuselect_section(records, _context(records))
+    assert isinstance(table, Table) and isinstance(note, Text)
+    rows = {(row[0], row[1]): row[2:] for row in table.rows}
+    # random on het-4mix: GBE 50/100 and 60/80 -> 62.5 %; loss 50 and 20 -> 35 GB/s.
+    assert rows[("het-4mix", "random")] == ("62.5", "35", "2", "0")
+    assert rows[("het-4mix", "enumerate")] == ("100", "0", "2", "0")
+    assert rows[("h100", "random")] == ("-", "-", "1", "1")
+    assert [r[:2] for r in table.rows][:2] == [("h100", "enumerate"), ("h100", "random")]
+
+    plot = {p.name: p for p in figures if isinstance(p, Plot)}["x-gbe-vs-k-het-4mix"]
+    series = {s.label: (s.x, s.y) for s in plot.series}
+    assert series["random"] == ((2.0, 4.0), (50.0, 75.0))
+    assert series["enumerate"] == ((2.0, 4.0), (100.0, 100.0))
+
+
+def test_families_register_their_views() -> None:
+    placement, gpuselect = family_view("placement"), family_view("gpuselect")
+    assert placement is not None and placement.size_figure == "nodes"
+    assert gpuselect is not None and gpuselect.size_figure == "available"
+    assert family_view("no-such-family") is None
+
+
+def test_report_has_environment_main_table_family_section_and_failures() -> None:
+    records = _placement_records() + _gpuselect_records()
+    doc = build_report(records, sources=["r.jsonl"], out_dir="rep")
+    md = render_markdown(doc)
+    assert md.startswith("# topoopt solver comparison\n")
+    assert "Made by `topoopt report r.jsonl --out rep`" in md
+    for heading in (
+        "## Environment",
+        "## placement / paper",
+        "### Solvers",
+        "### Performance profile",
+        "### Placement: score and spreads per setting",
+        "## gpuselect / protocol",
+        "### GPU selection: GBE (BandPilot Table 2, Fig. 6)",
+        "### Per instance",
+        "### Failed runs",
+    ):
+        assert f"\n{heading}\n" in md
+    assert "| best-fit | 3 | 0 | 3 | 0 | 0 | 2 |" in md
+    assert "| enumerate | 2 | 1 | 0 | 1 | 1 | 1 |" in md
+    assert "| ii-even-a0.2 | 2 | 2 | - (timeout) |" in md
+    assert "shift of 1 s" in md
+    assert "worker killed" in md
+    names = [p.name for p in plots(doc)]
+    assert len(names) == len(set(names))
+
+    html = render_html(doc, "t")
+    tables = sum(line.startswith("|---") for line in md.splitlines())
+    assert html.count("<table>") == tables > 5
+    assert "<code>topoopt report r.jsonl --out rep</code>" in html
+
+
+def test_markdown_tables_align_numbers_and_escape_pipes() -> None:
+    doc = [Section("T", (Table(("name", "value"), (("a|b", "1.5"), ("c", "-")), "cap"),))]
+    md = render_markdown(doc)
+    assert "|---|---:|" in md and "a\\|b" in md and "*cap*" in md
+
+
+def test_write_report_is_reproducible(tmp_path: Path) -> None:
+    records = _placement_records()
+    first = write_report(records, tmp_path / "one", sources=["r.jsonl"])
+    write_report(records, tmp_path / "two", sources=["r.jsonl"])
+    assert [p.name for p in first] == ["report.md", "report.html"]
+    pngs = sorted(p.name for p in (tmp_path / "one" / "figures").glob("*.png"))
+    assert pngs == [
+        "placement-paper-gaps.png",
+        "placement-paper-profile.png",
+        "placement-paper-time-size.png",
+    ]
+    for name in pngs:
+        assert (tmp_path / "one/figures" / name).read_bytes() == (
+            tmp_path / "two/figures" / name
+        ).read_bytes()
+    md_one = (tmp_path / "one" / "report.md").read_text().replace(str(tmp_path / "one"), "X")
+    md_two = (tmp_path / "two" / "report.md").read_text().replace(str(tmp_path / "two"), "X")
+    assert md_one == md_two
