@@ -53,7 +53,7 @@ def check(instance: GpuSelectInstance, selection: Selection) -> list[str]:
     >>> from topoopt.gpuselect.generate import examples
     >>> inst = examples()[0]
     >>> check(inst, Selection.of([("n0", 0), ("n0", 0), ("zz", 1)]))[:2]
-    ['selects 3 GPUs, the request is k=4', 'GPU (n0, 0) is selected twice']
+    ['selects 3 GPUs, the request is k=8', 'GPU (n0, 0) is selected twice']
     """
     problems = []
     if len(selection.gpus) != instance.k:
@@ -110,10 +110,11 @@ def describe(instance: GpuSelectInstance, selection: Selection) -> str:
     --------
     >>> from topoopt.gpuselect.generate import examples
     >>> inst = examples()[0]
-    >>> print(describe(inst, Selection.of([("n0", 0), ("n0", 1), ("n1", 4), ("n1", 5)])))
-    n0 (H100): GPUs 0, 1
-    n1 (H100): GPUs 4, 5
-    B(S) = 25 GB/s
+    >>> print(describe(inst, Selection.of([("n0", i) for i in range(4)]
+    ...                                   + [("n1", i) for i in range(4, 8)])))
+    n0 (H100): GPUs 0, 1, 2, 3
+    n1 (H100): GPUs 4, 5, 6, 7
+    B(S) = 50 GB/s
     """
     masks = to_masks(instance, selection)
     lines = [f"{h.name} ({h.type}): GPUs {', '.join(str(i) for i in indices_of(m))}"

@@ -92,7 +92,7 @@ def build(instance: GpuSelectInstance, choice: str = "count") -> pyo.ConcreteMod
         m.inter = pyo.Constraint(
             [i for i in m.O if m.count[i] >= 1],
             rule=lambda m, h, o: m.y <= caps[m.count[h, o]] + big_m * (2 - m.x[h, o] - m.s))
-    if keys:
+    if keys and isinstance(bound, ProfileBound):
         _cross_constraints(m, keys, key_values, big_m, k, bound)
     m.objective = pyo.Objective(expr=m.y, sense=pyo.maximize)
     return m
