@@ -124,7 +124,7 @@ def list_suites(family: str | None) -> None:
 )
 @click.pass_context
 def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: str) -> None:
-    """Write the instances of a generated suite as FOLDER/<name>.json.
+    """Write the instances of a generated suite as OUT/<name>.json.
 
     Further --NAME VALUE options go to the generator (e.g. --count 50); see
     `topoopt instances list FAMILY`.
@@ -255,7 +255,6 @@ def _progress_callbacks(progress: Progress, bar: Any) -> tuple[Any, Any]:
 @click.option("--scheduler", default=None, help="Dask scheduler address (--executor dask).")
 @click.option(
     "--out",
-    "-o",
     "out",
     required=True,
     type=click.Path(dir_okay=False),
@@ -336,7 +335,6 @@ def bench(
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--out",
-    "-o",
     "out_dir",
     required=True,
     type=click.Path(file_okay=False),
