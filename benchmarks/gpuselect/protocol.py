@@ -157,9 +157,8 @@ def main() -> None:
     jobs = [(v, args.data_dir, args.scenarios, args.kmax, args.seed) for v in args.variants]
     with ProcessPoolExecutor(args.workers) as pool:
         rows = [r for part in pool.map(run_variant, jobs) for r in part]
-    command = "python " + " ".join(
-        [str(Path(sys.argv[0]).relative_to(ROOT)) if Path(sys.argv[0]).is_absolute()
-         else sys.argv[0], *[a for a in sys.argv[1:] if not a.startswith(str(ROOT.parent))]])
+    command = (f"python benchmarks/gpuselect/protocol.py --scenarios {args.scenarios} "
+               f"--kmax {args.kmax} --seed {args.seed} --variants {' '.join(args.variants)}")
     write_reports(rows, Path(args.out), command)
     print((Path(args.out) / "table2.md").read_text())
 

@@ -105,14 +105,6 @@ class GpuSelectInstance(Instance):
         """Idle-GPU mask of every host, in host order."""
         return np.array([h.available_mask for h in self.hosts], dtype=np.int64)
 
-    def host_index(self, name: str) -> int | None:
-        """Position of the host called ``name`` (``None`` if there is none)."""
-        return self._index.get(name)
-
-    @property
-    def _index(self) -> dict[str, int]:
-        return {h.name: i for i, h in enumerate(self.hosts)}
-
     def with_bandwidth(self, model: BandwidthModel | Callable[..., float]) -> GpuSelectInstance:
         """The same hosts and request under another bandwidth model."""
         return GpuSelectInstance(self.name, self.k, self.hosts, model,  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ import numpy as np
 from topoopt.core.errors import TopooptError
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.masks import submasks
-from topoopt.gpuselect.models import MissingEntryError, ProfileBound, StructuredBound
+from topoopt.gpuselect.models import ProfileBound, StructuredBound
 
 
 def structured_bound(instance: GpuSelectInstance) -> StructuredBound:
@@ -149,7 +149,6 @@ def check_profiles_complete(dec: Decomposition) -> None:
 
 __all__ = [
     "Decomposition",
-    "MissingEntryError",
     "check_profiles_complete",
     "required_keys",
     "spanning_profiles",
