@@ -170,3 +170,10 @@ def test_report_of_nothing_is_an_error(tmp_path: Path) -> None:
     empty.write_text("")
     code, out = _run("report", str(empty), "--out", str(tmp_path / "rep"))
     assert code == 2 and "no records" in out
+
+
+def test_list_shows_generators_with_their_options() -> None:
+    code, out = _run("instances", "list", "placement")
+    assert code == 0
+    assert "arnold-paper" in out and "--splits 2" in out and "random-small" in out
+    assert _run("instances", "list", "nope")[0] == 2

@@ -292,6 +292,8 @@ def _environment(records: Sequence[Record]) -> Section:
         rows = []
         for entry, count in counts.items():
             key, _, value = entry.partition(": ")
+            if field == "versions" and value == "None":
+                value = "not installed"
             rows.append((key, value, "all" if count == n else str(count)))
         return Table(("field", "value", "runs"), tuple(rows), caption)
 
