@@ -13,7 +13,7 @@ import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.registry import solver_names
 from topoopt.core.status import SolutionStatus, TerminationReason
-from topoopt.formulations.placement import exact
+from topoopt.formulations.placement import coarse, exact
 from topoopt.placement import Placement, check, evaluate
 from topoopt.placement.solution import dp_spread, pp_spread
 from topoopt.placement.targets import (
@@ -69,6 +69,29 @@ def test_coarse_mip_reports_exact_score_of_its_placement(unit, instance):
     assert result.objective == pytest.approx(evaluate(instance, result.solution))
     assert result.dp_spread == dp_spread(result.solution)
     assert result.pp_spread == pp_spread(result.solution)
+
+
+@pytest.mark.parametrize("unit", ["pp", "dp"])
+@given(instance=small_instances(max_cells=6, max_pods=3))
+def test_coarse_model_with_its_cuts_finds_the_coarse_optimum(unit, instance):
+    """Eq. 4–10 plus the whole-unit cut and the capacity bound, against the coarse objective
+    minimised over every placement by brute force (each integral coarse solution is the
+    unit-count view of some placement)."""
+    best = math.inf
+    for flat in itertools.product(range(instance.n_minipods), repeat=instance.n_nodes):
+        placement = Placement.from_rows(np.reshape(flat, (instance.rows, instance.cols)))
+        if check(instance, placement):
+            continue
+        units = placement.matrix if unit == "pp" else placement.columns()
+        counts = [[list(u).count(j) for j in range(instance.n_minipods)] for u in units]
+        _, _, w_y, w_t = coarse._shape(instance, unit)
+        best = min(best, coarse._coarse_objective(counts, w_y, w_t))
+    assert coarse.lower_bound(instance, unit) <= best + TOL
+    model = coarse.build(instance, unit)
+    coarse.warm_start(model, instance)
+    out = solve_model(model, warmstart=True)
+    assert out.termination is TerminationReason.OPTIMAL
+    assert out.objective == pytest.approx(best, abs=1e-6)
 
 
 def _feasible_by_brute_force(instance, max_dp_use, max_pp_use):

@@ -17,7 +17,16 @@ One valid inequality is added, the **whole-unit cut**: minipod ``j`` can hold at
 ``floor(f_j / size)`` units whole, every other unit touches at least two minipods, so
 ``sum_ij s[i,j] >= 2 N - sum_j floor(f_j / size) y[j]`` (``N`` units); with ``T`` integer it
 lets the LP see that more minipods or a larger ``T`` are needed. It removes no integer
-solution and cut the solve of Arnold setting (iii) from about 15 s to well under 1 s.
+solution and cut the solve of Arnold setting (iii) from about 15 s to about 1 s.
+
+A second valid inequality bounds the objective from below (**capacity bound**,
+:func:`lower_bound`): a solution with ``T = 1`` keeps every unit whole, so it uses at least
+``k_1`` minipods, the fewest whose ``floor(f_j / size)`` sum to ``N``; any other solution
+has ``T >= 2`` and uses at least ``k_2`` minipods, the fewest whose free nodes sum to
+``N * size``. Hence ``objective >= min(w_y k_1 + w_T, w_y k_2 + 2 w_T)``. Together with a MIP
+start built in closed form (:func:`warm_start`: whole units in the largest minipods, or units
+laid end to end through them) the solver can stop at the root whenever the start meets the
+bound; on setting (iii) this brings the solve from about 1 s to tens of milliseconds.
 
 The paper's share ``p[i,j]`` in [0, 1] with normalised capacity ``c_j = f_j / size`` is
 ``n[i,j] / size``; topoopt makes ``n[i,j]`` an **integer**, so every unit is split into
@@ -44,10 +53,7 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     """The coarse model of eq. 4–10 for scheduling unit ``unit`` (``"pp"`` or ``"dp"``)."""
     if unit not in UNITS:
         raise InvalidOptionError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
-    n_units, size = (
-        (instance.rows, instance.cols) if unit == "pp" else (instance.cols, instance.rows)
-    )
-    w_y, w_t = (instance.alpha, instance.beta) if unit == "pp" else (instance.beta, instance.alpha)
+    n_units, size, w_y, w_t = _shape(instance, unit)
     m = pyo.ConcreteModel(name=f"placement-coarse-{unit}-{instance.name}")
     m.unit = unit
     m.size = size
@@ -64,6 +70,7 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     m.selection = pyo.Constraint(m.I, m.J, rule=_selection_rule)
     m.whole_unit_cut = pyo.Constraint(rule=_whole_unit_rule)
     m.objective = pyo.Objective(expr=w_y * pyo.quicksum(m.y[j] for j in m.J) + w_t * m.T)
+    m.capacity_bound = pyo.Constraint(expr=m.objective.expr >= lower_bound(instance, unit))
     return m
 
 
@@ -87,6 +94,81 @@ def _whole_unit_rule(m: pyo.ConcreteModel) -> pyo.Expression:
     touches = pyo.quicksum(m.s[i, j] for i in m.I for j in m.J)
     whole = pyo.quicksum((m.free[j] // m.size) * m.y[j] for j in m.J)
     return touches >= 2 * len(m.I) - whole
+
+
+def _shape(instance: PlacementInstance, unit: str) -> tuple[int, int, float, float]:
+    """``(units, size, w_y, w_T)`` of the coarse model for ``unit``."""
+    if unit == "pp":
+        return instance.rows, instance.cols, instance.alpha, instance.beta
+    return instance.cols, instance.rows, instance.beta, instance.alpha
+
+
+def _fewest(values: list[int], target: int) -> int | None:
+    """Fewest of ``values`` (largest first) whose sum reaches ``target``."""
+    total = 0
+    for k, value in enumerate(sorted(values, reverse=True), start=1):
+        total += value
+        if total >= target:
+            return k
+    return None
+
+
+def lower_bound(instance: PlacementInstance, unit: str) -> float:
+    """The capacity bound on the coarse objective (see the module docstring).
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", tuple(Minipod(f"p{j}", 93) for j in range(11)),
+    ...                          dp=46, tp=8, pp=8, alpha=0.5)
+    >>> lower_bound(inst, "pp")   # 11 whole units per minipod: k_1 = 5, k_2 = 4
+    3.0
+    """
+    n_units, size, w_y, w_t = _shape(instance, unit)
+    candidates = []
+    k_whole = _fewest([f // size for f in instance.capacities], n_units)
+    if k_whole is not None:
+        candidates.append(w_y * k_whole + w_t)
+    k_any = _fewest(list(instance.capacities), n_units * size)
+    if k_any is not None and size > 1:
+        candidates.append(w_y * k_any + 2 * w_t)
+    return min(candidates)
+
+
+def _coarse_objective(counts: list[list[int]], w_y: float, w_t: float) -> float:
+    used = {j for unit in counts for j, n in enumerate(unit) if n}
+    return w_y * len(used) + w_t * max(sum(1 for n in unit if n) for unit in counts)
+
+
+def start_counts(instance: PlacementInstance, unit: str) -> list[list[int]]:
+    """A feasible ``n[i][j]`` in closed form: the better (in the coarse objective) of whole
+    units in the largest minipods (when they fit) and units laid end to end through them."""
+    n_units, size, w_y, w_t = _shape(instance, unit)
+    order = sorted(range(instance.n_minipods), key=lambda j: (-instance.capacities[j], j))
+    slots = [j for j in order for _ in range(instance.capacities[j])]
+    end_to_end = [[0] * instance.n_minipods for _ in range(n_units)]
+    for i in range(n_units):
+        for j in slots[i * size : (i + 1) * size]:
+            end_to_end[i][j] += 1
+    candidates = [end_to_end]
+    homes = [j for j in order for _ in range(instance.capacities[j] // size)]
+    if len(homes) >= n_units:
+        whole = [[0] * instance.n_minipods for _ in range(n_units)]
+        for i, j in enumerate(homes[:n_units]):
+            whole[i][j] = size
+        candidates.append(whole)
+    return min(candidates, key=lambda counts: _coarse_objective(counts, w_y, w_t))
+
+
+def warm_start(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
+    """Set every variable of ``model`` to :func:`start_counts` (a complete MIP start)."""
+    counts = start_counts(instance, model.unit)
+    for (i, j), var in model.n.items():
+        var.set_value(counts[i][j])
+        model.s[i, j].set_value(1 if counts[i][j] else 0)
+    for j, var in model.y.items():
+        var.set_value(1 if any(counts[i][j] for i in model.I) else 0)
+    model.T.set_value(max(sum(1 for n in unit if n) for unit in counts))
 
 
 def unit_counts(model: pyo.ConcreteModel) -> list[list[int]]:

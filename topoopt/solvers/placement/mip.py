@@ -51,8 +51,9 @@ class CoarseMipSolver(Solver):
         for u in units:
             t0 = time.perf_counter()
             model = coarse.build(instance, u)
+            coarse.warm_start(model, instance)
             build_s += time.perf_counter() - t0
-            out = ctx.solve_model(model)
+            out = ctx.solve_model(model, warmstart=True)
             t1 = time.perf_counter()
             if out.termination is not TerminationReason.OPTIMAL:
                 termination = out.termination
