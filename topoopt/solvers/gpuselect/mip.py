@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import time
 
-from topoopt.core.mip import solve_model
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
-from topoopt.core.status import TerminationReason
 from topoopt.formulations.gpuselect import profile_mip
 from topoopt.gpuselect.instance import GpuSelectInstance
 
@@ -32,19 +29,6 @@ class MipSolver(Solver):
         t0 = time.perf_counter()
         model = profile_mip.build(instance, choice)
         build_s = time.perf_counter() - t0
-        left = ctx.time_left()
-        out = solve_model(
-            model, backend=ctx.backend or "highs",
-            time_limit=None if math.isinf(left) else max(left, 1e-3),
-            rel_gap=ctx.rel_gap, threads=ctx.threads, seed=ctx.seed,
-        )
+        out = ctx.solve_model(model)
         solution = profile_mip.extract(model, instance) if out.has_solution else None
-        return Attempt(
-            solution=solution,
-            termination=out.termination,
-            proven_optimal=out.termination is TerminationReason.OPTIMAL and ctx.rel_gap == 0,
-            bound=out.bound,
-            build_s=build_s,
-            solve_s=out.solve_s,
-            message=out.message,
-        )
+        return ctx.exact_attempt(out, solution, build_s)
