@@ -98,7 +98,7 @@ def test_instance_cells_average_seeds_and_count_failures() -> None:
     ]
     cells = an.instance_cells(records)[("placement", "a", "hash-a")]
     assert cells["rand"] == an.Cell(
-        objective=3.0, time=3.0, runs=3, failed=1, optimal=False, outcome="crashed"
+        objective=3.0, time=3.0, runs=3, failed=1, optimal=False, time_limit=0, outcome="crashed"
     )
     assert cells["oracle"].objective is None and cells["oracle"].outcome == "timeout"
 

@@ -9,7 +9,7 @@ import pytest
 from bench.factories import rec
 from topoopt.bench import analysis as an
 from topoopt.bench.document import Plot, Section, Table, Text, plots, render_html, render_markdown
-from topoopt.bench.report import build_report, write_report
+from topoopt.bench.report import build_report, instance_tables, write_report
 from topoopt.bench.sections import (
     SectionContext,
     cluster_of,
@@ -167,3 +167,20 @@ def test_write_report_is_reproducible(tmp_path: Path) -> None:
     md_one = (tmp_path / "one" / "report.md").read_text().replace(str(tmp_path / "one"), "X")
     md_two = (tmp_path / "two" / "report.md").read_text().replace(str(tmp_path / "two"), "X")
     assert md_one == md_two
+
+
+def test_instance_table_marks_time_limits_and_failures() -> None:
+    records = [
+        rec("a", "oracle", 2.5, termination="time_limit"),
+        rec("a", "mip", 2.0, status="optimal"),
+        rec("a", "rand", 3.0, seed=0),
+        rec("a", "rand", None, seed=1, termination="crashed"),
+        rec("b", "oracle", None, termination="timeout"),
+    ]
+    objective, times = instance_tables(records, an.best_known(records))
+    assert objective.columns == ("instance", "best known", "mip", "oracle", "rand")
+    assert objective.rows == (
+        ("a", "2 (opt)", "2", "2.5 (time limit)", "3 (1/2 failed)"),
+        ("b", "-", "", "- (timeout)", ""),
+    )
+    assert times.rows[1] == ("b", "", "1", "")

@@ -301,6 +301,8 @@ class Cell:
         Number of runs, and of runs without a solution.
     optimal
         Whether every run was proven optimal.
+    time_limit
+        Runs stopped by a time limit (with or without a solution).
     outcome
         Termination of the first failed run (``""`` when none failed).
     """
@@ -310,6 +312,7 @@ class Cell:
     runs: int
     failed: int
     optimal: bool
+    time_limit: int
     outcome: str
 
 
@@ -336,6 +339,7 @@ def instance_cells(records: Iterable[Record]) -> dict[InstanceId, dict[str, Cell
                 runs=len(group),
                 failed=len(failures),
                 optimal=all(r["status"] == "optimal" for r in group),
+                time_limit=sum(hit_time_limit(r) for r in group),
                 outcome=failures[0]["termination"] if failures else "",
             )
     return out

@@ -113,6 +113,8 @@ def _cell_objective(cell: an.Cell | None) -> str:
     text = _num(cell.objective)
     if cell.failed:
         text += f" ({cell.failed}/{cell.runs} failed)"
+    elif cell.time_limit:
+        text += " (time limit)"
     return text
 
 
@@ -141,7 +143,8 @@ def instance_tables(
             ("instance", "best known", *labels),
             tuple(objective_rows),
             "Objective per instance (mean over seeds and repeats). Best known: (opt) when an "
-            "exact solver or the oracle proved it. '- (reason)': no run found a solution.",
+            "exact solver or the oracle proved it. '(time limit)': the solver stopped at its "
+            "time limit with this solution. '- (reason)': no run found a solution.",
         ),
         Table(
             ("instance", *labels),
