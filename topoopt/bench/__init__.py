@@ -1,1 +1,16 @@
-"""Benchmarks: run solvers over instance suites, record every run, report on the records."""
+"""Benchmarks: run solvers over instance suites, record every run, report on the records.
+
+* :mod:`~topoopt.bench.runner` — :func:`~topoopt.bench.runner.plan` the runs of a benchmark
+  and :func:`~topoopt.bench.runner.run_benchmark` them (resumable);
+* :mod:`~topoopt.bench.executors` — where runs execute: this machine or a Dask cluster;
+* :mod:`~topoopt.bench.supervisor` and :mod:`~topoopt.bench.worker` — one process per run,
+  with a hard timeout, a memory limit and error records for every way a solver can fail;
+* :mod:`~topoopt.bench.records` — the JSONL record format;
+* :mod:`~topoopt.bench.analysis` — pure functions from records to the report's numbers;
+* :mod:`~topoopt.bench.sections` — family-specific report sections (``register_section``);
+* :mod:`~topoopt.bench.report`, :mod:`~topoopt.bench.document`, :mod:`~topoopt.bench.plots`
+  — the Markdown / HTML / PNG report;
+* :mod:`~topoopt.bench.cli` — ``topoopt instances``, ``topoopt bench``, ``topoopt report``.
+
+See ``docs/bench.md``.
+"""

@@ -79,6 +79,17 @@ class Section:
     blocks: tuple[Block, ...] = field(default_factory=tuple)
 
 
+def slug(text: str) -> str:
+    """``text`` as a file-name stem.
+
+    Examples
+    --------
+    >>> slug("placement / Arnold-paper")
+    'placement-arnold-paper'
+    """
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 

@@ -28,7 +28,6 @@ import functools
 import hashlib
 import importlib.metadata
 import json
-import math
 import os
 import platform
 import resource
@@ -56,9 +55,6 @@ RecordKey = tuple[str, str, str, str | None, int, int]
 
 ERROR_STATUS = "error"
 """``status`` of a record whose run produced no result (timeout, crash, exception, memory)."""
-
-ERROR_TERMINATIONS = ("error", "timeout", "crashed", "memory")
-"""``termination`` values of error records."""
 
 VERSIONED_PACKAGES = ("pyomo", "highspy", "pyscipopt", "gurobipy", "numpy", "scipy")
 """Packages whose versions go into every record (``None`` when not installed)."""
@@ -130,13 +126,6 @@ def host_info() -> dict[str, Any]:
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
         "platform": platform.platform(),
     }
-
-
-def json_number(x: float | None) -> float | None:
-    """``x`` for JSON: non-finite numbers become ``None`` (JSON has no infinities)."""
-    if x is None or not math.isfinite(x):
-        return None
-    return float(x)
 
 
 def _parse_lines(text: str) -> tuple[list[Record], int]:

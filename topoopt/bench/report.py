@@ -17,7 +17,6 @@ objective and time, and the failed runs with their messages.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -34,6 +33,7 @@ from topoopt.bench.document import (
     plots,
     render_html,
     render_markdown,
+    slug,
 )
 from topoopt.bench.plots import draw
 from topoopt.bench.records import Record
@@ -53,10 +53,6 @@ def _num(x: float | None, digits: int = 4) -> str:
 
 def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.2f} %"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 def solver_table(rows: Sequence[an.SolverRow], shift: float) -> Table:
@@ -242,7 +238,7 @@ def _failures_table(records: Sequence[Record]) -> Table:
 def suite_section(family: str, suite: str, records: Sequence[Record], shift: float) -> Section:
     """The part of the report about one family × suite."""
     best = an.best_known(records)
-    prefix = _slug(f"{family}-{suite}")
+    prefix = slug(f"{family}-{suite}")
     view = family_view(family)
     blocks: list[Block] = []
     instances = {an.instance_id(r) for r in records}

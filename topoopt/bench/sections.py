@@ -32,7 +32,7 @@ from topoopt.bench.analysis import (
     solver_label,
     solver_labels,
 )
-from topoopt.bench.document import Block, Plot, Series, Table, Text
+from topoopt.bench.document import Block, Plot, Series, Table, Text, slug
 from topoopt.bench.records import Record
 
 
@@ -192,7 +192,7 @@ def gpuselect_section(records: Sequence[Record], ctx: SectionContext) -> list[Bl
         if series:
             blocks.append(
                 Plot(
-                    name=f"{ctx.prefix}-gbe-vs-k-{_slug(cluster)}",
+                    name=f"{ctx.prefix}-gbe-vs-k-{slug(cluster)}",
                     title=f"GBE vs k on {cluster}",
                     xlabel="k (GPUs requested)",
                     ylabel="mean GBE (%)",
@@ -220,10 +220,6 @@ def _mean(values: Sequence[float]) -> float:
 
 def _nan_low(x: float) -> float:
     return -math.inf if math.isnan(x) else x
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 register_section(
