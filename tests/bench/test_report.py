@@ -143,6 +143,19 @@ def test_report_has_environment_main_table_family_section_and_failures() -> None
     assert "<code>topoopt report r.jsonl --out rep</code>" in html
 
 
+def test_a_family_with_several_suites_gets_its_section_over_all_of_them() -> None:
+    records = _gpuselect_records()
+    for r in records:
+        r["suite"] = "protocol-" + cluster_of(r["instance"])
+    md = render_markdown(build_report(records))
+    assert "## gpuselect / protocol-h100" in md and "## gpuselect / protocol-het-4mix" in md
+    summary = md[md.index("## gpuselect: all suites") :]
+    assert "| h100 | random | - | - | 1 | 1 |" in summary
+    assert "| het-4mix | random | 62.5 | 35 | 2 | 0 |" in summary
+    assert "(figures/gpuselect-all-suites-gbe-vs-k-het-4mix.png)" in summary
+    assert "## placement: all suites" not in render_markdown(build_report(_placement_records()))
+
+
 def test_markdown_tables_align_numbers_and_escape_pipes() -> None:
     doc = [Section("T", (Table(("name", "value"), (("a|b", "1.5"), ("c", "-")), "cap"),))]
     md = render_markdown(doc)

@@ -11,7 +11,8 @@ then per family × suite: the solver table (runs, optimal / feasible / failed co
 the time limit, runs at the best known objective, shifted geometric mean of time, mean and
 max gap to the best known objective, peak memory), a Dolan–Moré performance profile, the gap
 distribution, time against instance size, the family's own section, per-instance tables of
-objective and time, and the failed runs with their messages.
+objective and time, and the failed runs with their messages; last, for a family with several
+suites, its own section over all of them.
 """
 
 from __future__ import annotations
@@ -372,7 +373,26 @@ def build_report(
         _how_to_read(shift),
     ]
     body += [suite_section(f, s, recs, shift) for (f, s), recs in groups.items()]
+    body += family_summaries(records)
     return [Section(title, tuple(body))]
+
+
+def family_summaries(records: Sequence[Record]) -> list[Section]:
+    """The family section over all suites of a family, for families with several suites
+    (e.g. one BandPilot Table 2 across the clusters' suites)."""
+    by_family: dict[str, list[Record]] = {}
+    for (family, _), recs in an.group_by_suite(records).items():
+        by_family.setdefault(family, []).extend(recs)
+    out = []
+    for family, recs in by_family.items():
+        view = family_view(family)
+        suites = sorted({r["suite"] for r in recs})
+        if view is None or len(suites) < 2:
+            continue
+        ctx = SectionContext(best=an.best_known(recs), prefix=slug(f"{family}-all-suites"))
+        intro = Text(f"The {family} section over all its suites: {', '.join(suites)}.")
+        out.append(Section(f"{family}: all suites", (intro, *view.section(recs, ctx))))
+    return out
 
 
 def write_report(
