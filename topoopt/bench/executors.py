@@ -110,11 +110,12 @@ class DaskExecutor:
             ) from None
         self._owned = isinstance(scheduler, str)
         self.client = distributed.Client(scheduler) if self._owned else scheduler
+        self._address = self.client.scheduler_info()["address"]
 
     @property
     def label(self) -> str:
         """``dask:<scheduler address>``."""
-        return f"dask:{self.client.scheduler_info()['address']}"
+        return f"dask:{self._address}"
 
     def run(self, tasks: Sequence[Task], on_start: OnStart | None = None) -> Iterator[Record]:
         """Submit every task to the cluster and yield records in the order they finish."""
