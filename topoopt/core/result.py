@@ -10,6 +10,21 @@ from typing import Any
 from topoopt.core.family import Sense
 from topoopt.core.status import SolutionStatus, TerminationReason
 
+RESULT_JSON_KEYS = frozenset(
+    {
+        "status",
+        "termination",
+        "objective",
+        "bound",
+        "gap",
+        "solver",
+        "backend",
+        "total_s",
+        "solution",
+    }
+)
+"""Keys every ``Result.to_dict()`` carries (the ``topoopt solve --json`` contract)."""
+
 
 def relative_gap(objective: float | None, bound: float, sense: Sense) -> float:
     """Relative gap ``|objective - bound| / max(|objective|, 1e-9)``.
