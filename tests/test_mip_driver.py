@@ -8,11 +8,12 @@ import pyomo.environ as pyo
 import pytest
 
 from topoopt.core.errors import BackendUnavailableError
-from topoopt.core.mip import available_backends, resolve_backend, solve_model
+from topoopt.core.backends import available_backends, resolve_backend
+from topoopt.core.mip import solve_model
 from topoopt.core.status import TerminationReason
-from topoopt.formulations.placement import exact
+from topoopt.placement.formulations import exact
 from topoopt.placement.generate import arnold_paper
-from topoopt.solvers.placement.baselines import best_fit_pods, fill_in_rank_order
+from topoopt.placement.solvers.baselines import best_fit_pods, fill_in_rank_order
 
 BACKENDS = [b for b in ("highs", "scip") if b in available_backends()]
 

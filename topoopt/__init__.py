@@ -30,7 +30,7 @@ from topoopt.core import (
     UnknownSolverError,
 )
 from topoopt.core.io import load, save
-from topoopt.core.mip import available_backends
+from topoopt.core.backends import available_backends
 from topoopt.core.registry import SolverInfo, families, get_family, get_solver, solvers_for
 
 __version__ = "0.1.0"

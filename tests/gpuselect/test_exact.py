@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import topoopt
 from topoopt.gpuselect.generate import MODEL_KINDS, random_instance
-from topoopt.solvers.gpuselect.oracle import brute_force, fast_optimum
+from topoopt.gpuselect.solvers.oracle import brute_force, fast_optimum
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

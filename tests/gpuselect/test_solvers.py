@@ -12,7 +12,7 @@ from topoopt.core.registry import solver_names
 from topoopt.gpuselect import check
 from topoopt.gpuselect.generate import MODEL_KINDS, examples, random_instance
 from topoopt.gpuselect.solution import to_masks
-from topoopt.solvers.gpuselect.bandpilot import balanced_splits, min_hosts
+from topoopt.gpuselect.solvers.bandpilot import balanced_splits, min_hosts
 
 SOLVERS = [s for s in solver_names("gpuselect") if s != "gpuselect/mip"]
 

@@ -13,7 +13,7 @@ import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.registry import solver_names
 from topoopt.core.status import SolutionStatus, TerminationReason
-from topoopt.formulations.placement import coarse, exact
+from topoopt.placement.formulations import coarse, exact
 from topoopt.placement import Placement, check, evaluate
 from topoopt.placement.solution import dp_spread, pp_spread
 from topoopt.placement.targets import (
@@ -23,7 +23,7 @@ from topoopt.placement.targets import (
     monochrome_rows,
     target_pairs,
 )
-from topoopt.solvers.placement.oracle import enumerate_naive
+from topoopt.placement.solvers.oracle import enumerate_naive
 
 from .strategies import small_instances
 

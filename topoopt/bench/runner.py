@@ -29,7 +29,7 @@ from topoopt.bench.task import DEFAULT_GRACE, DEFAULT_TIME_LIMIT, Task
 from topoopt.core.errors import TopooptError
 from topoopt.core.family import Instance
 from topoopt.core.io import load
-from topoopt.core.mip import resolve_backend
+from topoopt.core.backends import resolve_backend
 from topoopt.core.registry import SolverInfo, get_family, solvers_for
 
 ALL_SOLVERS = "all"

@@ -58,3 +58,7 @@ class InvalidOptionError(TopooptError, ValueError):
 
 class BackendUnavailableError(TopooptError, RuntimeError):
     """A MIP backend was requested that is unknown or whose Python package is not installed."""
+
+
+class UnsupportedInstanceError(TopooptError, ValueError):
+    """A solver was asked to solve an instance outside its scope (the message says why)."""

@@ -9,6 +9,7 @@ recomputes it with the family's ``evaluate``.
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +69,33 @@ def _no_description(instance: Any, solution: Any) -> str:
     return repr(solution)
 
 
+def _no_tags(instance: Any) -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A family's own section of ``topoopt report``.
+
+    Attributes
+    ----------
+    title
+        Heading of the section.
+    render
+        ``"module:function"`` of ``function(records, ctx) -> list[Block]`` (see
+        :mod:`topoopt.bench.sections`). A reference, not the function, so that importing a
+        family never imports the report stack.
+    """
+
+    title: str
+    render: str
+
+    def load(self) -> Callable[..., Any]:
+        """Import and return the render function."""
+        module, _, attr = self.render.partition(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Family:
     """What all solvers of one problem family share.
@@ -98,6 +126,19 @@ class Family:
     generators
         Named instance-suite generators: ``generators[suite](seed=..., **options)`` returns a
         list of instances (``topoopt instances generate``). Deterministic given the seed.
+    solver_modules
+        Modules whose import registers the family's solvers (imported when the family is
+        registered). They must not import Pyomo at module level.
+    oracle
+        Registry name of the family's enumeration oracle, or ``None`` for a family too large
+        to enumerate (the conformance suite then skips the oracle comparisons).
+    tags
+        ``tags(instance) -> {name: value}``: labels such as a setting, a cluster type or a
+        size class, written into every benchmark record and used by the report to group rows.
+    report_sections
+        The family's own sections of ``topoopt report``.
+    size_figure
+        The :attr:`size` figure that the report plots time against (default: the first).
     """
 
     name: str
@@ -112,11 +153,11 @@ class Family:
     describe: Callable[[Any, Any], str] = field(default=_no_description)
     examples: Callable[[], Sequence[Instance]] = field(default=list)
     generators: Mapping[str, Callable[..., Sequence[Instance]]] = field(default_factory=dict)
-
-    @property
-    def oracle(self) -> str:
-        """Registry name of the family's enumeration oracle (``<family>/enumerate``)."""
-        return f"{self.name}/enumerate"
+    solver_modules: tuple[str, ...] = ()
+    oracle: str | None = None
+    tags: Callable[[Any], dict[str, str]] = field(default=_no_tags)
+    report_sections: tuple[ReportSection, ...] = ()
+    size_figure: str | None = None
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

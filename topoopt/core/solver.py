@@ -14,16 +14,18 @@ import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from topoopt.core.errors import InvalidOptionError, TopooptError
+from topoopt.core.errors import InvalidOptionError, TopooptError, UnsupportedInstanceError
 from topoopt.core.family import Family, Instance, Sense
-from topoopt.core.mip import MipOutcome, solve_model
 from topoopt.core.result import Result, relative_gap
 from topoopt.core.seeding import normalize_seed
 from topoopt.core.status import SolutionStatus, TerminationReason
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from topoopt.core.mip import MipOutcome
 
 BOUND_TOLERANCE = 1e-6
 """A bound may overshoot the recomputed objective by at most this much (absolute)."""
@@ -73,6 +75,8 @@ class SolveContext:
     @property
     def rng(self) -> np.random.Generator:
         """A fresh generator seeded with :attr:`seed` (same seed, same stream)."""
+        import numpy as np
+
         return np.random.default_rng(self.seed)
 
     def time_left(self) -> float:
@@ -90,6 +94,8 @@ class SolveContext:
     ) -> MipOutcome:
         """Solve a Pyomo model with this call's backend, remaining time, gap, threads and seed
         (see :func:`topoopt.core.mip.solve_model`)."""
+        from topoopt.core.mip import solve_model
+
         left = self.time_left()
         return solve_model(
             model,
@@ -159,6 +165,15 @@ class Solver(ABC):
         return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
     @classmethod
+    def unsupported_reason(cls, instance: Any) -> str | None:
+        """Why this solver cannot solve ``instance``, or ``None`` when it can.
+
+        The default supports every instance of the family; solvers with narrower scope
+        override it (e.g. a MIP that needs a structured bandwidth model).
+        """
+        return None
+
+    @classmethod
     def description(cls) -> str:
         """First line of the class docstring."""
         return (inspect.getdoc(cls) or "").splitlines()[0] if cls.__doc__ else ""
@@ -192,7 +207,7 @@ class Solver(ABC):
         **options
             Solver-specific options; see :meth:`option_defaults`.
         """
-        from topoopt.core.mip import resolve_backend
+        from topoopt.core.backends import resolve_backend
         from topoopt.core.registry import get_family
 
         family = get_family(self.family)
@@ -201,6 +216,9 @@ class Solver(ABC):
                 f"{self.name} solves {family.instance_type.__name__} instances, "
                 f"got {type(instance).__name__}"
             )
+        reason = self.unsupported_reason(instance)
+        if reason is not None:
+            raise UnsupportedInstanceError(f"{self.name} does not support this instance: {reason}")
         if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
             raise InvalidOptionError(f"time_limit: must be a positive number, got {time_limit!r}")
         if not (isinstance(rel_gap, (int, float)) and rel_gap >= 0):

@@ -11,7 +11,6 @@ enumeration oracle.
 """
 
 from topoopt.core.family import Family, Sense
-from topoopt.core.registry import register_family
 from topoopt.gpuselect import generate
 from topoopt.gpuselect import solution as _solution
 from topoopt.gpuselect.host import Host
@@ -30,25 +29,29 @@ from topoopt.gpuselect.solution import Selection, check, evaluate
 
 
 def _size(instance: GpuSelectInstance) -> dict[str, int]:
-    return {"k": instance.k, "gpus": instance.total_gpus,
-            "available": instance.total_available, "hosts": instance.n_hosts}
+    return {
+        "k": instance.k,
+        "gpus": instance.total_gpus,
+        "available": instance.total_available,
+        "hosts": instance.n_hosts,
+    }
 
 
-FAMILY = register_family(
-    Family(
-        name="gpuselect",
-        sense=Sense.MAXIMIZE,
-        instance_type=GpuSelectInstance,
-        evaluate=evaluate,
-        check=check,
-        solution_to_dict=_solution.to_dict,
-        solution_from_dict=_solution.from_dict,
-        metrics=_solution.metrics,
-        size=_size,
-        describe=_solution.describe,
-        examples=generate.examples,
-        generators=generate.GENERATORS,
-    )
+FAMILY = Family(
+    name="gpuselect",
+    sense=Sense.MAXIMIZE,
+    instance_type=GpuSelectInstance,
+    evaluate=evaluate,
+    check=check,
+    solution_to_dict=_solution.to_dict,
+    solution_from_dict=_solution.from_dict,
+    metrics=_solution.metrics,
+    size=_size,
+    describe=_solution.describe,
+    examples=generate.examples,
+    generators=generate.GENERATORS,
+    solver_modules=("topoopt.gpuselect.solvers",),
+    oracle="gpuselect/enumerate",
 )
 
 __all__ = [

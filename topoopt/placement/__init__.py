@@ -12,7 +12,6 @@ production baselines (Slurm ``topology/tree``, Koordinator), and the enumeration
 """
 
 from topoopt.core.family import Family, Sense
-from topoopt.core.registry import register_family
 from topoopt.placement import generate
 from topoopt.placement import solution as _solution
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
@@ -38,21 +37,21 @@ def _size(instance: PlacementInstance) -> dict[str, int]:
     }
 
 
-FAMILY = register_family(
-    Family(
-        name="placement",
-        sense=Sense.MINIMIZE,
-        instance_type=PlacementInstance,
-        evaluate=evaluate,
-        check=check,
-        solution_to_dict=_solution.to_dict,
-        solution_from_dict=_solution.from_dict,
-        metrics=_solution.metrics,
-        size=_size,
-        describe=format_placement,
-        examples=generate.examples,
-        generators=generate.GENERATORS,
-    )
+FAMILY = Family(
+    name="placement",
+    sense=Sense.MINIMIZE,
+    instance_type=PlacementInstance,
+    evaluate=evaluate,
+    check=check,
+    solution_to_dict=_solution.to_dict,
+    solution_from_dict=_solution.from_dict,
+    metrics=_solution.metrics,
+    size=_size,
+    describe=format_placement,
+    examples=generate.examples,
+    generators=generate.GENERATORS,
+    solver_modules=("topoopt.placement.solvers",),
+    oracle="placement/enumerate",
 )
 
 __all__ = [

@@ -16,7 +16,7 @@ so the optimum is the lowest-scoring feasible pair. This module decides pairs:
   ``q <= B`` groups, each of the ``p * q`` blocks packed whole into one minipod.
 
 Pairs these cannot decide go to the feasibility MIP
-(:func:`topoopt.formulations.placement.exact.build_feasibility`).
+(:func:`topoopt.placement.formulations.exact.build_feasibility`).
 """
 
 from __future__ import annotations

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from dataclasses import dataclass
 
 import topoopt
 from topoopt.core.family import Instance, Sense
-from topoopt.core.registry import get_family, get_solver, solver_names
+from topoopt.core.backends import available_backends
+from topoopt.core.registry import get_family, get_solver, solver_class, solver_names
 from topoopt.core.result import RESULT_JSON_KEYS
 from topoopt.core.status import SolutionStatus
 
@@ -25,60 +27,63 @@ TIME_LIMIT_SLACK_S = 5.0
 TOL = 1e-6
 
 
-def _solve(solver: str, instance: Instance, **kwargs: object) -> topoopt.Result:
-    return topoopt.solve(instance, solver, **kwargs)  # type: ignore[arg-type]
+def _solve(
+    solver: str, instance: Instance, backend: str | None = None, **kwargs: Any
+) -> topoopt.Result:
+    return topoopt.solve(instance, solver, backend=backend, **kwargs)
 
 
-def check_feasible(solver: str, instance: Instance) -> None:
+def check_feasible(solver: str, instance: Instance, backend: str | None = None) -> None:
     """The result is feasible and ``check()`` finds no violation."""
-    result = _solve(solver, instance)
+    result = _solve(solver, instance, backend)
     assert result.status >= SolutionStatus.FEASIBLE, result
     family = get_family(result.family)
     assert family.check(instance, result.solution) == [], result.message
 
 
-def check_objective_recomputed(solver: str, instance: Instance) -> None:
+def check_objective_recomputed(solver: str, instance: Instance, backend: str | None = None) -> None:
     """The reported objective equals the family's ``evaluate()`` of the solution."""
-    result = _solve(solver, instance)
+    result = _solve(solver, instance, backend)
     family = get_family(result.family)
     assert result.objective is not None
     assert math.isclose(result.objective, family.evaluate(instance, result.solution), abs_tol=TOL)
 
 
-def check_deterministic(solver: str, instance: Instance) -> None:
+def check_deterministic(solver: str, instance: Instance, backend: str | None = None) -> None:
     """Same instance, options and seed give the same solution."""
-    first = _solve(solver, instance, seed=3)
-    second = _solve(solver, instance, seed=3)
+    first = _solve(solver, instance, backend, seed=3)
+    second = _solve(solver, instance, backend, seed=3)
     assert first.solution == second.solution
 
 
-def check_instance_not_mutated(solver: str, instance: Instance) -> None:
+def check_instance_not_mutated(solver: str, instance: Instance, backend: str | None = None) -> None:
     """Solving leaves the instance unchanged."""
     before = json.dumps(instance.to_dict(), sort_keys=True)
-    _solve(solver, instance)
+    _solve(solver, instance, backend)
     assert json.dumps(instance.to_dict(), sort_keys=True) == before
 
 
-def check_result_json(solver: str, instance: Instance) -> None:
+def check_result_json(solver: str, instance: Instance, backend: str | None = None) -> None:
     """``Result.to_dict()`` is strict JSON with the documented keys."""
-    data = _solve(solver, instance).to_dict()
+    data = _solve(solver, instance, backend).to_dict()
     text = json.dumps(data, allow_nan=False)
     assert set(json.loads(text)) >= RESULT_JSON_KEYS
 
 
-def check_time_limit_respected(solver: str, instance: Instance) -> None:
+def check_time_limit_respected(solver: str, instance: Instance, backend: str | None = None) -> None:
     """With a time limit the solver returns within the limit plus a fixed slack."""
-    result = _solve(solver, instance, time_limit=TIME_LIMIT_S)
+    result = _solve(solver, instance, backend, time_limit=TIME_LIMIT_S)
     assert result.total_s <= TIME_LIMIT_S + TIME_LIMIT_SLACK_S, result
 
 
-def check_against_oracle(solver: str, instance: Instance) -> None:
+def check_against_oracle(solver: str, instance: Instance, backend: str | None = None) -> None:
     """Exact solvers match the oracle's optimum; no solver beats it; bounds are valid."""
     family_name = get_solver(solver).family
     family = get_family(family_name)
+    assert family.oracle is not None, f"{family_name} has no oracle"
     oracle = _solve(family.oracle, instance)
     assert oracle.status is SolutionStatus.OPTIMAL, oracle
-    result = _solve(solver, instance)
+    result = _solve(solver, instance, backend)
     assert result.objective is not None and oracle.objective is not None
     assert not family.is_better(result.objective, oracle.objective, TOL), (result, oracle)
     if get_solver(solver).exact and result.status is SolutionStatus.OPTIMAL:
@@ -90,9 +95,9 @@ def check_against_oracle(solver: str, instance: Instance) -> None:
             assert result.bound >= oracle.objective - TOL, (result, oracle)
 
 
-def check_exact_is_optimal(solver: str, instance: Instance) -> None:
+def check_exact_is_optimal(solver: str, instance: Instance, backend: str | None = None) -> None:
     """An exact solver without a time limit proves optimality."""
-    result = _solve(solver, instance)
+    result = _solve(solver, instance, backend)
     if get_solver(solver).exact:
         assert result.status is SolutionStatus.OPTIMAL, result
         assert result.gap <= TOL, result
@@ -118,26 +123,36 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 @dataclass(frozen=True)
 class Case:
-    """One (solver, check, example instance) combination."""
+    """One (solver, backend, check, example instance) combination."""
 
     solver: str
     check: str
     instance: Instance
     index: int
+    backend: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.solver}-{self.check.removeprefix('check_')}-ex{self.index}"
+        on = f"[{self.backend}]" if self.backend else ""
+        return f"{self.solver}{on}-{self.check.removeprefix('check_')}-ex{self.index}"
 
 
-def conformance_cases() -> Iterator[Case]:
-    """Every registered solver x every check x its family's example instances."""
-    for solver in solver_names():
-        family = get_family(get_solver(solver).family)
-        for index, instance in enumerate(family.examples()):
-            for check in CHECKS:
-                yield Case(solver, check, instance, index)
+def conformance_cases(solvers: Iterable[str] | None = None) -> Iterator[Case]:
+    """Every registered solver (or those named) x every installed MIP backend it can use x
+    every check x its family's example instances.
+
+    A family without an oracle skips :func:`check_against_oracle`.
+    """
+    for solver in solver_names() if solvers is None else solvers:
+        cls = solver_class(solver)
+        family = get_family(cls.family)
+        checks = [c for c in CHECKS if family.oracle is not None or c != "check_against_oracle"]
+        backends: list[str | None] = list(available_backends()) if cls.uses_backend else [None]
+        for backend in backends:
+            for index, instance in enumerate(family.examples()):
+                for check in checks:
+                    yield Case(solver, check, instance, index, backend)
 
 
 def run_check(case: Case) -> None:
     """Run one case."""
-    CHECKS[case.check](case.solver, case.instance)
+    CHECKS[case.check](case.solver, case.instance, case.backend)

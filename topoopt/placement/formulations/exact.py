@@ -14,7 +14,7 @@ columns ``c`` (DP groups), minipods ``j`` with free nodes ``f_j``.
 :func:`build` is the monolithic model ``min alpha * P_dp + beta * P_pp``.
 :func:`build_feasibility` fixes the target spreads: ``sum_j v[c,j] <= A`` and
 ``sum_j u[r,j] <= B`` with a constant objective; the solver ``placement/exact-mip``
-(:mod:`topoopt.solvers.placement.exact`) uses it inside a decomposition over ``(A, B)``.
+(:mod:`topoopt.placement.solvers.exact`) uses it inside a decomposition over ``(A, B)``.
 """
 
 from __future__ import annotations

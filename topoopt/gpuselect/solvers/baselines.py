@@ -18,8 +18,8 @@ from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.masks import indices_of, submasks
 from topoopt.gpuselect.solution import Selection, from_masks
 from topoopt.gpuselect.topologies import slurm_weight
-from topoopt.solvers.gpuselect.bandpilot import min_hosts
-from topoopt.solvers.gpuselect.common import fitting_hosts
+from topoopt.gpuselect.solvers.bandpilot import min_hosts
+from topoopt.gpuselect.solvers.common import fitting_hosts
 
 
 def fewest_hosts_pool(instance: GpuSelectInstance) -> list[int]:

@@ -1,6 +1,6 @@
 """MIP solvers of the placement family: ``placement/coarse-mip`` and ``placement/exact-mip``.
 
-Both drive a Pyomo model from :mod:`topoopt.formulations.placement` through the backend
+Both drive a Pyomo model from :mod:`topoopt.placement.formulations` through the backend
 driver :func:`topoopt.core.mip.solve_model`.
 """
 
@@ -12,7 +12,7 @@ from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.formulations.placement import coarse, exact
+from topoopt.placement.formulations import coarse, exact
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, evaluate
 from topoopt.placement.targets import (
@@ -23,7 +23,7 @@ from topoopt.placement.targets import (
     monochrome_rows,
     target_pairs,
 )
-from topoopt.solvers.placement.baselines import fill_in_rank_order, packing_pods
+from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
 
 
 @register_solver
@@ -86,7 +86,7 @@ class ExactMipSolver(Solver):
     pairs with ``A = 1`` or ``B = 1`` are decided in closed form, others are first refuted by
     a counting relaxation or realised by a block construction, and only the rest go to the
     feasibility MIP; the first feasible pair is optimal. ``method="monolithic"`` solves the
-    single model of :func:`topoopt.formulations.placement.exact.build` (slow at scale; kept as
+    single model of :func:`topoopt.placement.formulations.exact.build` (slow at scale; kept as
     the reference formulation). See ``docs/placement.md``.
     """
 

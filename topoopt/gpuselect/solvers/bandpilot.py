@@ -19,7 +19,7 @@ from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.solution import from_masks
-from topoopt.solvers.gpuselect.common import (
+from topoopt.gpuselect.solvers.common import (
     BestByCount,
     argmax_row,
     best_single_host,
@@ -79,7 +79,7 @@ def eha(instance: GpuSelectInstance, max_combinations: int = MAX_HOST_COMBINATIO
     If a host has ``k`` idle GPUs, the best ``k``-subset over all such hosts. Otherwise
     ``m`` = :func:`min_hosts`; for combinations of ``m`` hosts holding ``k`` idle GPUs, the
     :func:`balanced_splits` of ``k``, each host contributing its best subset of that size
-    (:class:`~topoopt.solvers.gpuselect.common.BestByCount`); the best candidate by ``B``.
+    (:class:`~topoopt.gpuselect.solvers.common.BestByCount`); the best candidate by ``B``.
 
     **Bound on big clusters**: when ``C(n, m)`` exceeds ``max_combinations`` for the ``n``
     hosts with idle GPUs, only the ``L`` hosts with the most idle GPUs (ties: lower index)

@@ -1,5 +1,5 @@
 """Pyomo formulations of the gpuselect family (``docs/gpuselect.md`` writes them out)."""
 
-from topoopt.formulations.gpuselect import profile_mip
+from topoopt.gpuselect.formulations import profile_mip
 
 __all__ = ["profile_mip"]

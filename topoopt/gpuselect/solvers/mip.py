@@ -1,4 +1,4 @@
-"""``gpuselect/mip``: the exact MIP of :mod:`topoopt.formulations.gpuselect.profile_mip`."""
+"""``gpuselect/mip``: the exact MIP of :mod:`topoopt.gpuselect.formulations.profile_mip`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
-from topoopt.formulations.gpuselect import profile_mip
+from topoopt.gpuselect.formulations import profile_mip
 from topoopt.gpuselect.instance import GpuSelectInstance
 
 

@@ -28,7 +28,7 @@ from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
-from topoopt.solvers.placement.baselines import rank_order_cells
+from topoopt.placement.solvers.baselines import rank_order_cells
 
 Cell = tuple[int, int]
 MAX_PASSES = 8

@@ -1,1 +1,0 @@
-"""Pyomo formulations, one subpackage per family, one module per formulation."""

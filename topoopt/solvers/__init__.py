@@ -1,1 +1,0 @@
-"""Heuristics and enumeration oracles, one subpackage per family."""
