@@ -86,3 +86,20 @@ def unique_names(names: Sequence[str], path: str) -> None:
         if name in seen:
             raise InvalidInstanceError(join(path, i), f"duplicate name {name!r}")
         seen.add(name)
+
+
+def as_labels(value: Any, path: str = "labels") -> dict[str, str]:
+    """``value`` as user labels: a JSON object of non-empty string keys and string values.
+
+    Labels are free-form metadata of an instance (e.g. ``{"setting": "iii"}``); families add
+    them to their :attr:`~topoopt.core.family.Family.tags`, so benchmark reports can group by
+    them.
+    """
+    labels = as_mapping(value, path)
+    out: dict[str, str] = {}
+    for key, item in labels.items():
+        as_str(key, f"{path} key")
+        if not isinstance(item, str):
+            raise InvalidInstanceError(join(path, key), f"must be a string, got {item!r}")
+        out[key] = item
+    return out
