@@ -31,7 +31,15 @@ from topoopt.core import (
 )
 from topoopt.core.io import load, save
 from topoopt.core.backends import available_backends
-from topoopt.core.registry import SolverInfo, families, get_family, get_solver, solvers_for
+from topoopt.core.registry import (
+    SolverInfo,
+    families,
+    get_family,
+    get_solver,
+    register_family,
+    register_solver,
+    solvers_for,
+)
 
 __version__ = "0.1.0"
 
@@ -85,6 +93,8 @@ __all__ = [
     "families",
     "get_family",
     "load",
+    "register_family",
+    "register_solver",
     "save",
     "solve",
     "solvers_for",

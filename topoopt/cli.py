@@ -55,8 +55,24 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 
 @click.group()
 @click.version_option(topoopt.__version__, prog_name="topoopt")
-def main() -> None:
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="MODULE",
+    help="Module to import first (it may register families and solvers, see "
+    "docs/extending.md); repeatable. bench also imports it in every worker.",
+)
+@click.pass_context
+def main(ctx: click.Context, plugins: tuple[str, ...]) -> None:
     """Topology-aware placement of distributed training jobs: solvers, benchmarks, reports."""
+    from topoopt.core.registry import import_plugins
+
+    try:
+        import_plugins(plugins)
+    except TopooptError as exc:
+        fail(str(exc))
+    ctx.obj = {"plugins": plugins}
 
 
 @main.command()

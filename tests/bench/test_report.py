@@ -10,17 +10,14 @@ from bench.factories import rec
 from topoopt.bench import analysis as an
 from topoopt.bench.document import Plot, Section, Table, Text, plots, render_html, render_markdown
 from topoopt.bench.report import build_report, instance_tables, write_report
-from topoopt.bench.sections import (
-    SectionContext,
-    cluster_of,
-    family_view,
-    gpuselect_section,
-    placement_section,
-)
+from topoopt.bench.report import tag_tables
+from topoopt.bench.sections import SectionContext, family_sections, family_size_figure
+from topoopt.gpuselect.report import cluster_tag, gbe_section
+from topoopt.placement.report import spreads_section
 
 
 def _placement_records() -> list[dict]:
-    return [
+    records = [
         rec("i-even-a0.2", "enumerate", 0.4, status="optimal", dp_spread=2.0, pp_spread=0.0),
         rec("i-even-a0.2", "best-fit", 1.6, dp_spread=2.0, pp_spread=2.0),
         rec(
@@ -33,6 +30,9 @@ def _placement_records() -> list[dict]:
         rec("ii-even-a0.2", "best-fit", 2.0, dp_spread=2.0, pp_spread=2.0),
         rec("ii-s1-a0.2", "best-fit", 1.0, dp_spread=1.0, pp_spread=1.0),
     ]
+    for r in records:
+        r["tags"] = {"setting": r["instance"].split("-")[0], "job": "4x2"}
+    return records
 
 
 def _gpuselect_records() -> list[dict]:
@@ -44,6 +44,7 @@ def _gpuselect_records() -> list[dict]:
             family="gpuselect",
             suite="protocol",
             size={"k": k, "gpus": 32, "available": 20, "hosts": 4},
+            tags={"cluster": name.rsplit("-", 2)[0], "model": "table"},
             **kw,
         )
 
@@ -63,7 +64,7 @@ def _context(records: list[dict]) -> SectionContext:
 
 def test_placement_section_gives_score_and_spreads_per_setting() -> None:
     records = _placement_records()
-    [table] = placement_section(records, _context(records))
+    [table] = spreads_section(records, _context(records))
     assert isinstance(table, Table)
     assert table.columns == ("solver", "setting i", "setting ii")
     assert dict((row[0], row[1:]) for row in table.rows) == {
@@ -72,24 +73,32 @@ def test_placement_section_gives_score_and_spreads_per_setting() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    ("name", "cluster"),
-    [
-        ("h100-k8-s3", "h100"),
-        ("het-4mix-k16-s0", "het-4mix"),
-        ("het-ra-k1-s49", "het-ra"),
-        ("large1024-k8", "large1024"),
-        ("small-0-3-table", "small"),
-        ("H100", "H100"),
-    ],
-)
-def test_cluster_of(name: str, cluster: str) -> None:
-    assert cluster_of(name) == cluster
+def test_cluster_is_the_cluster_tag_() -> None:
+    assert cluster_tag({"tags": {"cluster": "het-ra"}}) == "het-ra"
+    assert cluster_tag({"tags": {}}) == cluster_tag({}) == "-"
+
+
+def test_placement_section_groups_by_job_without_a_setting_tag() -> None:
+    records = _placement_records()
+    for r in records:
+        del r["tags"]["setting"]
+    [table] = spreads_section(records, _context(records))
+    assert table.columns == ("solver", "setting 4x2")
+
+
+def test_tag_tables_group_gaps_by_tag_value() -> None:
+    records = _placement_records()
+    [table] = tag_tables(records, an.best_known(records))
+    assert table.columns == ("solver", "setting = i", "setting = ii")
+    rows = {row[0]: row[1:] for row in table.rows}
+    # best-fit: gap 0.75 on i (1.6 vs 0.4); on ii gap 0 (2.0, best) and 0 (ii-s1, 1.0, best).
+    assert rows["best-fit"] == ("75.00 % (0/1)", "0.00 % (2/2)")
+    assert rows["enumerate"] == ("0.00 % (1/1)", "100.00 % (0/1)")
 
 
 def test_gpuselect_section_table2_and_gbe_vs_k() -> None:
     records = _gpuselect_records()
-    table, note, *figures = gpuselect_section(records, _context(records))
+    table, note, *figures = gbe_section(records, _context(records))
     assert isinstance(table, Table) and isinstance(note, Text)
     rows = {(row[0], row[1]): row[2:] for row in table.rows}
     # random on het-4mix: GBE 50/100 and 60/80 -> 62.5 %; loss 50 and 20 -> 35 GB/s.
@@ -104,11 +113,14 @@ def test_gpuselect_section_table2_and_gbe_vs_k() -> None:
     assert series["enumerate"] == ((2.0, 4.0), (100.0, 100.0))
 
 
-def test_families_register_their_views() -> None:
-    placement, gpuselect = family_view("placement"), family_view("gpuselect")
-    assert placement is not None and placement.size_figure == "nodes"
-    assert gpuselect is not None and gpuselect.size_figure == "available"
-    assert family_view("no-such-family") is None
+def test_families_declare_their_sections() -> None:
+    assert family_size_figure("placement") == "nodes"
+    assert family_size_figure("gpuselect") == "available"
+    assert [title for title, _ in family_sections("placement")] == [
+        "Placement: score and spreads per setting"
+    ]
+    assert family_sections("gpuselect")[0][1] is gbe_section
+    assert family_sections("no-such-family") == [] and family_size_figure("nope") is None
 
 
 def test_report_has_environment_main_table_family_section_and_failures() -> None:
@@ -146,7 +158,7 @@ def test_report_has_environment_main_table_family_section_and_failures() -> None
 def test_a_family_with_several_suites_gets_its_section_over_all_of_them() -> None:
     records = _gpuselect_records()
     for r in records:
-        r["suite"] = "protocol-" + cluster_of(r["instance"])
+        r["suite"] = "protocol-" + cluster_tag(r)
     md = render_markdown(build_report(records))
     assert "## gpuselect / protocol-h100" in md and "## gpuselect / protocol-het-4mix" in md
     summary = md[md.index("## gpuselect: all suites") :]

@@ -496,3 +496,52 @@ def mean_by(
         k: (sum(v) / len(v), len(v))
         for k, v in sorted(sums.items(), key=lambda kv: (_natural(str(kv[0][0])), kv[0][1]))
     }
+
+
+def tag_values(records: Iterable[Record]) -> dict[str, list[str]]:
+    """Every tag key of the records and its distinct values, both sorted.
+
+    Examples
+    --------
+    >>> tag_values([{"tags": {"setting": "ii"}}, {"tags": {"setting": "i", "job": "4x2"}}, {}])
+    {'job': ['4x2'], 'setting': ['i', 'ii']}
+    """
+    values: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        for key, value in (record.get("tags") or {}).items():
+            values[key].add(str(value))
+    return {key: sorted(found) for key, found in sorted(values.items())}
+
+
+@dataclass(frozen=True)
+class TagCell:
+    """Runs of one solver on the instances with one tag value."""
+
+    runs: int
+    at_best: int
+    mean_gap: float
+
+
+def gap_by_tag(
+    records: Iterable[Record], best: Mapping[InstanceId, BestKnown], tag: str
+) -> dict[tuple[str, str], TagCell]:
+    """``(tag value, solver label) -> TagCell`` over the records carrying ``tag`` (failed runs
+    count as gap 1).
+
+    Examples
+    --------
+    >>> recs = [{"family": "f", "instance": "a", "instance_hash": "h", "solver": "f/s",
+    ...          "backend": None, "status": "feasible", "objective": 2.0, "tags": {"t": "x"}}]
+    >>> gap_by_tag(recs, {("f", "a", "h"): BestKnown(1.0, True)}, "t")
+    {('x', 's'): TagCell(runs=1, at_best=0, mean_gap=0.5)}
+    """
+    gaps: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for record in records:
+        tags = record.get("tags") or {}
+        if tag in tags:
+            gap = gap_to_best(record, best)
+            gaps[str(tags[tag]), solver_label(record)].append(1.0 if gap is None else gap)
+    return {
+        key: TagCell(len(values), sum(g == 0.0 for g in values), sum(values) / len(values))
+        for key, values in sorted(gaps.items())
+    }

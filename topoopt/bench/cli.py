@@ -284,6 +284,8 @@ def bench(
     solver becomes an error record and the benchmark goes on (error records are results: the
     exit status is 0). Rerunning with the same --out resumes.
     """
+    context = click.get_current_context()
+    plugins = (*((context.obj or {}).get("plugins", ())), *plugins)
     try:
         tasks = plan(
             paths,

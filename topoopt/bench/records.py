@@ -13,7 +13,8 @@ A record holds everything needed to read a run without the instance file or the 
 * **cost** — ``build_s``, ``solve_s``, ``total_s`` (the solver's own timings), ``wall_s`` (the
   worker process from launch to exit), ``peak_memory_mb`` (peak resident memory of the worker);
 * **setting** — ``time_limit``, ``hard_timeout``, ``threads``, ``executor``, ``size`` (the
-  family's instance size figures);
+  family's instance size figures), ``tags`` (the family's :attr:`~topoopt.core.family.Family.tags`
+  of the instance, e.g. a setting or cluster, which the report groups by);
 * **environment** — ``versions`` (topoopt, Python, Pyomo, the MIP backends, NumPy) and
   ``host`` (CPU model, cores, memory, platform), measured where the run executed.
 

@@ -38,12 +38,14 @@ from topoopt.bench.document import (
 )
 from topoopt.bench.plots import draw
 from topoopt.bench.records import Record
-from topoopt.bench.sections import SectionContext, family_view
+from topoopt.bench.sections import SectionContext, family_sections, family_size_figure
 
 FIGURES = "figures"
 """Sub-folder of the report folder holding the PNG plots."""
 
 MESSAGE_CHARS = 160
+MAX_TAG_VALUES = 12
+"""A tag with more distinct values than this in a suite gets no table (it would not group)."""
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -211,6 +213,39 @@ def _size_plot(records: Sequence[Record], figure: str, name: str) -> Plot:
     )
 
 
+def tag_tables(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown]) -> list[Table]:
+    """Per tag that splits the suite into 2 to :data:`MAX_TAG_VALUES` groups: every solver's
+    mean gap to the best known objective and runs at best, per tag value."""
+    tables = []
+    for tag, values in an.tag_values(records).items():
+        if not 2 <= len(values) <= MAX_TAG_VALUES:
+            continue
+        cells = an.gap_by_tag(records, best, tag)
+        rows = tuple(
+            (
+                label,
+                *(
+                    "-" if (value, label) not in cells else _tag_cell(cells[value, label])
+                    for value in values
+                ),
+            )
+            for label in an.solver_labels(records)
+        )
+        tables.append(
+            Table(
+                ("solver", *(f"{tag} = {value}" for value in values)),
+                rows,
+                f"Mean gap to the best known objective (runs at best / runs) per value of the "
+                f"instances' '{tag}' tag; runs without a solution count as gap 1.",
+            )
+        )
+    return tables
+
+
+def _tag_cell(cell: an.TagCell) -> str:
+    return f"{_pct(cell.mean_gap)} ({cell.at_best}/{cell.runs})"
+
+
 def _failures_table(records: Sequence[Record]) -> Table:
     rows = []
     for r in an.failures(records):
@@ -240,7 +275,6 @@ def suite_section(family: str, suite: str, records: Sequence[Record], shift: flo
     """The part of the report about one family × suite."""
     best = an.best_known(records)
     prefix = slug(f"{family}-{suite}")
-    view = family_view(family)
     blocks: list[Block] = []
     instances = {an.instance_id(r) for r in records}
     proven = sum(1 for k in instances if k in best and best[k].proven)
@@ -270,14 +304,17 @@ def suite_section(family: str, suite: str, records: Sequence[Record], shift: flo
         Section("Performance profile", (_profile_plot(records, best, f"{prefix}-profile"),))
     )
     blocks.append(Section("Gap distribution", (_gap_plot(records, best, f"{prefix}-gaps"),)))
-    figure = an.size_figure(records, None if view is None else view.size_figure)
+    figure = an.size_figure(records, family_size_figure(family))
     if figure is not None:
         blocks.append(
             Section("Time vs instance size", (_size_plot(records, figure, f"{prefix}-time-size"),))
         )
-    if view is not None:
-        extra = view.section(records, SectionContext(best=best, prefix=prefix))
-        blocks.append(Section(view.title, tuple(extra)))
+    by_tag = tag_tables(records, best)
+    if by_tag:
+        blocks.append(Section("By tag", tuple(by_tag)))
+    for title, section in family_sections(family):
+        extra = section(records, SectionContext(best=best, prefix=prefix))
+        blocks.append(Section(title, tuple(extra)))
     blocks.append(Section("Per instance", tuple(instance_tables(records, best))))
     if an.failures(records):
         blocks.append(Section("Failed runs", (_failures_table(records),)))
@@ -385,13 +422,15 @@ def family_summaries(records: Sequence[Record]) -> list[Section]:
         by_family.setdefault(family, []).extend(recs)
     out = []
     for family, recs in by_family.items():
-        view = family_view(family)
+        sections = family_sections(family)
         suites = sorted({r["suite"] for r in recs})
-        if view is None or len(suites) < 2:
+        if not sections or len(suites) < 2:
             continue
         ctx = SectionContext(best=an.best_known(recs), prefix=slug(f"{family}-all-suites"))
-        intro = Text(f"The {family} section over all its suites: {', '.join(suites)}.")
-        out.append(Section(f"{family}: all suites", (intro, *view.section(recs, ctx))))
+        blocks: list[Block] = [Text(f"The {family} sections over all its suites: {', '.join(suites)}.")]
+        for title, section in sections:
+            blocks.append(Section(title, tuple(section(recs, ctx))))
+        out.append(Section(f"{family}: all suites", tuple(blocks)))
     return out
 
 

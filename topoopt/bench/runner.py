@@ -17,7 +17,6 @@ Example (placement's Arnold Table 1 suite, every placement solver, HiGHS and SCI
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -30,7 +29,7 @@ from topoopt.core.errors import TopooptError
 from topoopt.core.family import Instance
 from topoopt.core.io import load
 from topoopt.core.backends import resolve_backend
-from topoopt.core.registry import SolverInfo, get_family, solvers_for
+from topoopt.core.registry import SolverInfo, get_family, import_plugins, solvers_for
 
 ALL_SOLVERS = "all"
 """Solver selection meaning every registered solver of the instances' families."""
@@ -102,21 +101,6 @@ def scan(paths: Iterable[str | PathLike[str]]) -> tuple[list[InstanceFile], list
         seen[where] = path
         loaded.append(InstanceFile(path, instance))
     return loaded, problems
-
-
-def import_plugins(plugins: Iterable[str]) -> None:
-    """Import plugin modules (which may register solvers and families).
-
-    Raises
-    ------
-    TopooptError
-        When a module cannot be imported.
-    """
-    for module in plugins:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise TopooptError(f"plugin {module!r} cannot be imported: {exc}") from None
 
 
 def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> list[SolverInfo]:
@@ -237,6 +221,7 @@ def plan(
                             repeat=rep,
                             time_limit=float(time_limit),
                             size=dict(family.size(inst)),
+                            tags=dict(family.tags(inst)),
                             threads=threads,
                             memory_limit_mb=memory_limit_mb,
                             grace=grace,

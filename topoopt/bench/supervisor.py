@@ -197,7 +197,7 @@ def _error(worker: WorkerExit, task: Task) -> tuple[str, str]:
 def make_record(task: Task, worker: WorkerExit, started_at: str = "") -> Record:
     """The benchmark record of ``task`` from how its worker ended (a pure function).
 
-    Identity, setting and size come from the task; outcome and timings from the worker's
+    Identity, setting, size and tags come from the task; outcome and timings from the worker's
     result, or an error record (``status`` ``"error"``) when there is none.
     """
     record: Record = {
@@ -238,6 +238,7 @@ def make_record(task: Task, worker: WorkerExit, started_at: str = "") -> Record:
     record["wall_s"] = worker.wall_s
     record["peak_memory_mb"] = round(max(reported, worker.peak_memory_mb), 1)
     record["size"] = dict(task.size)
+    record["tags"] = dict(task.tags)
     record["versions"] = dict(versions())
     record["host"] = dict(host_info())
     record["started_at"] = started_at

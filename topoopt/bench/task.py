@@ -30,8 +30,9 @@ class Task:
         Absolute path of the instance file (what the worker process loads).
     instance_file
         The path as recorded (relative to the working directory when below it).
-    instance, instance_hash, family, suite, sense, size
-        Identity and description of the instance (``suite`` is the file's folder name).
+    instance, instance_hash, family, suite, sense, size, tags
+        Identity and description of the instance (``suite`` is the file's folder name,
+        ``size`` and ``tags`` the family's figures and labels of it).
     solver, backend
         Registered solver and MIP backend (``None`` for solvers without a backend).
     seed, repeat
@@ -61,6 +62,7 @@ class Task:
     repeat: int
     time_limit: float
     size: Mapping[str, int] = field(default_factory=dict)
+    tags: Mapping[str, str] = field(default_factory=dict)
     threads: int | None = None
     memory_limit_mb: float | None = None
     grace: float = DEFAULT_GRACE

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -63,6 +64,21 @@ def _discover() -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
+
+
+def import_plugins(modules: Iterable[str]) -> None:
+    """Import plugin modules, which register families and solvers when imported.
+
+    Raises
+    ------
+    TopooptError
+        When a module cannot be imported (naming it and why).
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise TopooptError(f"plugin {module!r} cannot be imported: {exc}") from None
 
 
 def register_family(family: Family) -> Family:

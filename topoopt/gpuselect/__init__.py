@@ -10,7 +10,7 @@ their hybrid, the baselines of Appendix D (random, default, topo), an exact MIP 
 enumeration oracle.
 """
 
-from topoopt.core.family import Family, Sense
+from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.gpuselect import generate
 from topoopt.gpuselect import solution as _solution
 from topoopt.gpuselect.host import Host
@@ -37,6 +37,14 @@ def _size(instance: GpuSelectInstance) -> dict[str, int]:
     }
 
 
+def _tags(instance: GpuSelectInstance) -> dict[str, str]:
+    """The instance's labels, its ``cluster`` (when named) and its bandwidth model kind."""
+    tags = {"model": instance.model.kind, **getattr(instance, "labels", {})}
+    if instance.cluster is not None:
+        tags["cluster"] = instance.cluster
+    return tags
+
+
 FAMILY = Family(
     name="gpuselect",
     sense=Sense.MAXIMIZE,
@@ -52,6 +60,13 @@ FAMILY = Family(
     generators=generate.GENERATORS,
     solver_modules=("topoopt.gpuselect.solvers",),
     oracle="gpuselect/enumerate",
+    tags=_tags,
+    report_sections=(
+        ReportSection(
+            "GPU selection: GBE (BandPilot Table 2, Fig. 6)", "topoopt.gpuselect.report:gbe_section"
+        ),
+    ),
+    size_figure="available",
 )
 
 __all__ = [

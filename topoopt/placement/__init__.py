@@ -11,7 +11,7 @@ Solvers (see ``topoopt.solvers_for("placement")``): the coarse MIP of eq. 4–10
 production baselines (Slurm ``topology/tree``, Koordinator), and the enumeration oracle.
 """
 
-from topoopt.core.family import Family, Sense
+from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.placement import generate
 from topoopt.placement import solution as _solution
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
@@ -37,6 +37,11 @@ def _size(instance: PlacementInstance) -> dict[str, int]:
     }
 
 
+def _tags(instance: PlacementInstance) -> dict[str, str]:
+    """The instance's labels (e.g. the Arnold ``setting``) and its job shape ``rows x cols``."""
+    return {"job": f"{instance.rows}x{instance.cols}", **getattr(instance, "labels", {})}
+
+
 FAMILY = Family(
     name="placement",
     sense=Sense.MINIMIZE,
@@ -52,6 +57,13 @@ FAMILY = Family(
     generators=generate.GENERATORS,
     solver_modules=("topoopt.placement.solvers",),
     oracle="placement/enumerate",
+    tags=_tags,
+    report_sections=(
+        ReportSection(
+            "Placement: score and spreads per setting", "topoopt.placement.report:spreads_section"
+        ),
+    ),
+    size_figure="nodes",
 )
 
 __all__ = [

@@ -1,0 +1,5 @@
+"""Importing this module registers the toy knapsack family (a ``--plugin`` for bench/report)."""
+
+from toy.knapsack import register
+
+register()
