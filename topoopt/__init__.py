@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from topoopt.core import (
     BackendUnavailableError,
@@ -29,8 +29,8 @@ from topoopt.core import (
     TopooptError,
     UnknownSolverError,
 )
-from topoopt.core.io import load, save
 from topoopt.core.backends import available_backends
+from topoopt.core.io import load, save
 from topoopt.core.registry import (
     SolverInfo,
     families,
@@ -44,15 +44,42 @@ from topoopt.core.registry import (
 __version__ = "0.1.0"
 
 
+R = TypeVar("R", bound=Result[Any])
+
+
+@overload
 def solve(
-    instance: Instance | str | PathLike[str] | Mapping[str, Any],
+    instance: Instance[R],
     solver: str,
     *,
     backend: str | None = None,
     time_limit: float | None = None,
     seed: int | None = None,
     **options: Any,
-) -> Result:
+) -> R: ...
+
+
+@overload
+def solve(
+    instance: str | PathLike[str] | Mapping[str, Any],
+    solver: str,
+    *,
+    backend: str | None = None,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    **options: Any,
+) -> Result[Any]: ...
+
+
+def solve(
+    instance: Instance[Any] | str | PathLike[str] | Mapping[str, Any],
+    solver: str,
+    *,
+    backend: str | None = None,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    **options: Any,
+) -> Result[Any]:
     """Solve ``instance`` with the registered solver ``solver``.
 
     Parameters
@@ -69,6 +96,12 @@ def solve(
         Random seed (``None`` = 0, so runs are reproducible).
     **options
         Solver options (``threads``, ``rel_gap`` and the solver's own, e.g. ``unit="dp"``).
+
+    Returns
+    -------
+    Result
+        Of the family's result type (``PlacementResult`` for a placement instance), which
+        type checkers see too.
     """
     if not isinstance(instance, Instance):
         instance = load(instance)

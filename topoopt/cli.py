@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -153,12 +154,16 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
 
 
 @main.command()
-@click.argument("family", required=False)
+@click.argument("target", required=False, metavar="[FAMILY|INSTANCE_FILE]")
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
-def solvers(family: str | None, as_json: bool) -> None:
-    """List registered solvers (of FAMILY) with their capabilities."""
+def solvers(target: str | None, as_json: bool) -> None:
+    """List registered solvers with their capabilities: all, those of FAMILY, or those that
+    support the instance in INSTANCE_FILE."""
     try:
-        infos = topoopt.solvers_for(family)
+        if target is not None and target not in topoopt.families() and Path(target).is_file():
+            infos = topoopt.solvers_for(topoopt.load(target))
+        else:
+            infos = topoopt.solvers_for(target)
     except TopooptError as exc:
         fail(str(exc))
         return

@@ -1,10 +1,13 @@
-"""Hypothesis strategies for small placement instances."""
+"""Hypothesis strategies for placement instances (all shrink: composites and builds)."""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 from hypothesis import strategies as st
 
-from topoopt.placement import Minipod, PlacementInstance
+from topoopt.placement import Leaf, Minipod, PlacementInstance
 
 
 @st.composite
@@ -27,3 +30,116 @@ def small_instances(draw: st.DrawFn, max_cells: int = 8, max_pods: int = 4) -> P
         pp=cols,
         alpha=alpha,
     )
+
+
+NAMES = st.text(min_size=1, max_size=6)
+"""Names: any non-empty text (unicode, spaces, quotes, ...); shrinks towards ``"0"``."""
+
+
+def label_maps(min_size: int = 0) -> st.SearchStrategy[dict[str, str]]:
+    """User labels: up to 3 non-empty string keys to string values."""
+    return st.dictionaries(
+        st.text(min_size=1, max_size=8), st.text(max_size=8), min_size=min_size, max_size=3
+    )
+
+
+@st.composite
+def _leaves(draw: st.DrawFn, nodes: list[str]) -> tuple[Leaf, ...]:
+    """``nodes`` cut into 1 to 3 consecutive leaves (some possibly empty)."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(nodes)), max_size=2)))
+    bounds = [0, *cuts, len(nodes)]
+    return tuple(
+        draw(st.builds(Leaf, NAMES, st.just(tuple(nodes[a:b]))))
+        for a, b in itertools.pairwise(bounds)
+    )
+
+
+@st.composite
+def instances(
+    draw: st.DrawFn,
+    *,
+    leaves: bool | None = None,
+    labels: bool | None = None,
+    max_cells: int = 8,
+    max_pods: int = 4,
+) -> PlacementInstance:
+    """Valid instances of any shape: names, ``gpus_per_node``, ``alpha`` and labels vary.
+
+    ``leaves`` / ``labels``: ``True`` forces them (leaves on the first minipod at least,
+    at least one label), ``False`` forbids them, ``None`` lets hypothesis choose.
+    """
+    rows = draw(st.integers(1, max_cells))
+    cols = draw(st.integers(1, max_cells // rows))
+    gpus = draw(st.sampled_from([1, 2, 4, 8, 16]))
+    tp = draw(st.sampled_from([d for d in (1, 2, 4, 8, 16) if gpus % d == 0]))
+    n_pods = draw(st.integers(1, max_pods))
+    free = draw(st.lists(st.integers(0, rows * cols), min_size=n_pods, max_size=n_pods))
+    shortfall = rows * cols - sum(free)
+    if shortfall > 0:
+        free[draw(st.integers(0, n_pods - 1))] += shortfall
+    pod_names = draw(st.lists(NAMES, min_size=n_pods, max_size=n_pods, unique=True))
+    if leaves is None:
+        with_leaves = draw(st.lists(st.booleans(), min_size=n_pods, max_size=n_pods))
+    else:
+        with_leaves = [leaves and (j == 0 or draw(st.booleans())) for j in range(n_pods)]
+    n_named = sum(f for f, named in zip(free, with_leaves, strict=True) if named)
+    node_names = iter(draw(st.lists(NAMES, min_size=n_named, max_size=n_named, unique=True)))
+    pods = []
+    for name, f, named in zip(pod_names, free, with_leaves, strict=True):
+        if named:
+            pod_leaves = draw(_leaves([next(node_names) for _ in range(f)]))
+            pods.append(draw(st.builds(Minipod, st.just(name), st.just(f), st.just(pod_leaves))))
+        else:
+            pods.append(Minipod(name, f))
+    user_labels = {} if labels is False else draw(label_maps(min_size=1 if labels else 0))
+    return draw(
+        st.builds(
+            PlacementInstance,
+            name=NAMES,
+            minipods=st.just(tuple(pods)),
+            dp=st.just(rows * (gpus // tp)),
+            tp=st.just(tp),
+            pp=st.just(cols),
+            alpha=st.floats(0.0, 1.0),
+            gpus_per_node=st.just(gpus),
+            labels=st.just(user_labels),
+        )
+    )
+
+
+def _integer_forms(value: int) -> st.SearchStrategy[object]:
+    """``value`` as a Python int, an integral float or a NumPy integer."""
+    return st.sampled_from([value, float(value), np.int64(value), np.int32(value)])
+
+
+@st.composite
+def raw_forms(draw: st.DrawFn, instance: PlacementInstance) -> dict[str, object]:
+    """Constructor keyword arguments equivalent to ``instance``, written the loose way a
+    scheduler might: lists instead of tuples, ``(name, free_nodes)`` pairs or JSON-like
+    mappings instead of :class:`Minipod`, integral floats and NumPy scalars for numbers."""
+    pods: list[object] = []
+    for pod in instance.minipods:
+        free = draw(_integer_forms(pod.free_nodes))
+        leaves = [
+            draw(st.sampled_from([leaf, (leaf.name, list(leaf.nodes))])) for leaf in pod.leaves
+        ]
+        forms: list[object] = [
+            pod,
+            {"name": pod.name, "free_nodes": free, "leaves": leaves},
+            (pod.name, free, leaves),
+        ]
+        if not pod.leaves:
+            forms.append((pod.name, free))
+        else:
+            forms.append({"name": pod.name, "leaves": leaves})
+        pods.append(draw(st.sampled_from(forms)))
+    return {
+        "name": instance.name,
+        "minipods": draw(st.sampled_from([pods, tuple(pods)])),
+        "dp": draw(_integer_forms(instance.dp)),
+        "tp": draw(_integer_forms(instance.tp)),
+        "pp": draw(_integer_forms(instance.pp)),
+        "alpha": draw(st.sampled_from([instance.alpha, np.float64(instance.alpha)])),
+        "gpus_per_node": draw(_integer_forms(instance.gpus_per_node)),
+        "labels": dict(instance.labels),
+    }

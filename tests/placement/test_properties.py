@@ -13,9 +13,10 @@ import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.registry import solver_names
 from topoopt.core.status import SolutionStatus, TerminationReason
-from topoopt.placement.formulations import coarse, exact
 from topoopt.placement import Placement, check, evaluate
+from topoopt.placement.formulations import coarse, exact
 from topoopt.placement.solution import dp_spread, pp_spread
+from topoopt.placement.solvers.oracle import enumerate_naive
 from topoopt.placement.targets import (
     CountingBound,
     block_design,
@@ -23,7 +24,6 @@ from topoopt.placement.targets import (
     monochrome_rows,
     target_pairs,
 )
-from topoopt.placement.solvers.oracle import enumerate_naive
 
 from .strategies import small_instances
 

@@ -83,9 +83,12 @@ def record_key(record: Mapping[str, Any]) -> RecordKey:
 def instance_hash(instance: Instance) -> str:
     """A short content hash of ``instance`` (SHA-256 of its canonical JSON, 16 hex digits).
 
-    Formatting of the file does not matter; any change of content does.
+    Formatting of the file does not matter; any change of content does, except the
+    instance's ``labels`` (user metadata such as ``{"setting": "iii"}``, recorded as tags):
+    relabelling an instance does not make it another problem.
     """
-    canonical = json.dumps(instance.to_dict(), sort_keys=True, separators=(",", ":"))
+    data = {k: v for k, v in instance.to_dict().items() if k != "labels"}
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 

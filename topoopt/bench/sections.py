@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from topoopt.bench.analysis import BestKnown, InstanceId
 from topoopt.bench.document import Block
@@ -42,7 +43,7 @@ SectionFn = Callable[[Sequence[Record], SectionContext], list[Block]]
 """``section(records, ctx) -> blocks``."""
 
 
-def registered_family(name: str) -> Family | None:
+def registered_family(name: str) -> Family[Any, Any] | None:
     """The registered family ``name``, or ``None`` when it is not installed or loaded."""
     from topoopt.core.registry import get_family
 

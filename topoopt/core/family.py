@@ -10,32 +10,31 @@ recomputes it with the family's ``evaluate``.
 from __future__ import annotations
 
 import importlib
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
+
+from topoopt.core.result import Result
+from topoopt.core.sense import Sense
 
 FORMAT_VERSION = 1
 """Version of the instance JSON format this release reads and writes."""
 
 
-class Sense(str, Enum):
-    """Direction of a family's objective."""
-
-    MINIMIZE = "minimize"
-    MAXIMIZE = "maximize"
-
-    @property
-    def worst(self) -> float:
-        """The bound that proves nothing: ``-inf`` when minimising, ``+inf`` when maximising."""
-        return -math.inf if self is Sense.MINIMIZE else math.inf
+ResultT = TypeVar("ResultT", bound=Result[Any], covariant=True)
+InstanceT = TypeVar("InstanceT", bound="Instance[Any]")
+SolutionT = TypeVar("SolutionT")
 
 
-class Instance(ABC):
+class Instance(ABC, Generic[ResultT]):
     """Base class of every family's instance (subclasses are frozen dataclasses).
+
+    The type parameter is the family's result type, so that type checkers know what
+    ``topoopt.solve(instance, ...)`` returns:
+    ``class PlacementInstance(Instance["PlacementResult"])`` (a string, resolved by type
+    checkers only, so the instance module need not import the result module).
 
     Subclasses validate their fields on construction and raise
     :class:`~topoopt.core.errors.InvalidInstanceError` naming the field and the rule.
@@ -50,7 +49,7 @@ class Instance(ABC):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> Instance:
+    def from_dict(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> Instance[Any]:
         """Build and validate an instance from its JSON object.
 
         ``base_dir`` resolves relative file references (e.g. measurement tables).
@@ -93,11 +92,11 @@ class ReportSection:
     def load(self) -> Callable[..., Any]:
         """Import and return the render function."""
         module, _, attr = self.render.partition(":")
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module), attr)
 
 
 @dataclass(frozen=True)
-class Family:
+class Family(Generic[InstanceT, SolutionT]):
     """What all solvers of one problem family share.
 
     Attributes
@@ -139,25 +138,29 @@ class Family:
         The family's own sections of ``topoopt report``.
     size_figure
         The :attr:`size` figure that the report plots time against (default: the first).
+    result_type
+        The :class:`~topoopt.core.result.Result` subclass solvers of the family return
+        (typed metric properties, e.g. ``PlacementResult.dp_spread``).
     """
 
     name: str
     sense: Sense
-    instance_type: type[Instance]
-    evaluate: Callable[[Any, Any], float]
-    check: Callable[[Any, Any], list[str]]
-    solution_to_dict: Callable[[Any, Any], dict[str, Any]]
-    solution_from_dict: Callable[[Any, Mapping[str, Any]], Any]
-    metrics: Callable[[Any, Any], dict[str, float]] = field(default=_no_metrics)
-    size: Callable[[Any], dict[str, int]] = field(default=_no_size)
-    describe: Callable[[Any, Any], str] = field(default=_no_description)
-    examples: Callable[[], Sequence[Instance]] = field(default=list)
-    generators: Mapping[str, Callable[..., Sequence[Instance]]] = field(default_factory=dict)
+    instance_type: type[InstanceT]
+    evaluate: Callable[[InstanceT, SolutionT], float]
+    check: Callable[[InstanceT, SolutionT], list[str]]
+    solution_to_dict: Callable[[InstanceT, SolutionT], dict[str, Any]]
+    solution_from_dict: Callable[[InstanceT, Mapping[str, Any]], SolutionT]
+    metrics: Callable[[InstanceT, SolutionT], dict[str, float]] = field(default=_no_metrics)
+    size: Callable[[InstanceT], dict[str, int]] = field(default=_no_size)
+    describe: Callable[[InstanceT, SolutionT], str] = field(default=_no_description)
+    examples: Callable[[], Sequence[InstanceT]] = field(default=list)
+    generators: Mapping[str, Callable[..., Sequence[InstanceT]]] = field(default_factory=dict)
     solver_modules: tuple[str, ...] = ()
     oracle: str | None = None
-    tags: Callable[[Any], dict[str, str]] = field(default=_no_tags)
+    tags: Callable[[InstanceT], dict[str, str]] = field(default=_no_tags)
     report_sections: tuple[ReportSection, ...] = ()
     size_figure: str | None = None
+    result_type: type[Result[Any]] = Result
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

@@ -17,7 +17,6 @@ import importlib
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from topoopt.core.errors import TopooptError, UnknownFamilyError, UnknownSolverError
@@ -30,11 +29,12 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "topoopt.families"
 """Entry-point group through which installed packages declare their families."""
 
-_FAMILIES: dict[str, Family] = {}
+_FAMILIES: dict[str, Family[Any, Any]] = {}
 _SOLVERS: dict[str, type[Solver]] = {}
 _discovered = False
 
 S = TypeVar("S", bound=type[Solver])
+F = TypeVar("F", bound=Family[Any, Any])
 
 
 def _discover() -> None:
@@ -47,6 +47,8 @@ def _discover() -> None:
     if _discovered:
         return
     _discovered = True
+    from importlib.metadata import entry_points
+
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         if point.name in _FAMILIES:
             continue
@@ -81,7 +83,7 @@ def import_plugins(modules: Iterable[str]) -> None:
             raise TopooptError(f"plugin {module!r} cannot be imported: {exc}") from None
 
 
-def register_family(family: Family) -> Family:
+def register_family(family: F) -> F:
     """Add ``family`` to the registry and import its ``solver_modules``.
 
     Parameters
@@ -121,7 +123,7 @@ def register_solver(cls: S) -> S:
     return cls
 
 
-def get_family(name: str) -> Family:
+def get_family(name: str) -> Family[Any, Any]:
     """The registered family called ``name``."""
     _discover()
     try:
@@ -175,7 +177,7 @@ class SolverInfo:
     description: str
 
 
-def solvers_for(target: str | Instance | None = None) -> list[SolverInfo]:
+def solvers_for(target: str | Instance[Any] | None = None) -> list[SolverInfo]:
     """The registered solvers with their capabilities.
 
     Parameters

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from topoopt.core.family import Sense
+from topoopt.core.sense import Sense
 from topoopt.core.status import SolutionStatus, TerminationReason
 
 RESULT_JSON_KEYS = frozenset(
@@ -55,9 +55,16 @@ def _json_float(x: float | None) -> float | None:
     return float(x)
 
 
+SolutionT = TypeVar("SolutionT")
+
+
 @dataclass(frozen=True)
-class Result:
-    """Outcome of one solver run.
+class Result(Generic[SolutionT]):
+    """Outcome of one solver run; ``Result[Placement]`` carries a ``Placement`` solution.
+
+    Families with metrics subclass it with typed properties (``PlacementResult.dp_spread``)
+    and name the subclass in :attr:`Family.result_type <topoopt.core.family.Family.result_type>`,
+    so that ``topoopt.solve(placement_instance, ...)`` is typed as a ``PlacementResult``.
 
     Attributes
     ----------
@@ -76,8 +83,8 @@ class Result:
     solution
         The family's solution object, or ``None``.
     metrics
-        Family-specific figures of the solution (e.g. ``dp_spread``); also readable as attributes
-        (``result.dp_spread``).
+        Family-specific figures of the solution (e.g. ``dp_spread``); a family's result type
+        also offers them as typed properties (``result.dp_spread``).
     violations
         Rules of ``check()`` the returned solution breaks (then ``termination`` is ``ERROR``).
     """
@@ -92,7 +99,7 @@ class Result:
     objective: float | None
     bound: float
     gap: float
-    solution: Any
+    solution: SolutionT | None
     seed: int | None
     build_s: float
     solve_s: float
@@ -102,11 +109,19 @@ class Result:
     violations: tuple[str, ...] = ()
     solution_dict: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
-    def __getattr__(self, name: str) -> Any:
-        metrics = self.__dict__.get("metrics", {})
-        if name in metrics:
-            return metrics[name]
-        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+    def metric(self, name: str) -> float:
+        """The metric ``name`` of the solution (``nan`` when the run has no solution).
+
+        Raises
+        ------
+        KeyError
+            When the family has no metric of that name (listing the ones it has).
+        """
+        if name in self.metrics:
+            return float(self.metrics[name])
+        if self.solution is None:
+            return math.nan
+        raise KeyError(f"no metric {name!r}; this result has: {', '.join(self.metrics)}")
 
     @property
     def is_ok(self) -> bool:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
+import numbers
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_SEED = 0
 """Seed used when the caller gives none, so that runs are reproducible by default."""
@@ -18,7 +22,7 @@ def normalize_seed(seed: int | None) -> int:
     """
     if seed is None:
         return DEFAULT_SEED
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         from topoopt.core.errors import InvalidOptionError
 
         raise InvalidOptionError(f"seed: must be a non-negative integer, got {seed!r}")
@@ -27,4 +31,6 @@ def normalize_seed(seed: int | None) -> int:
 
 def make_rng(seed: int | None) -> np.random.Generator:
     """A NumPy generator seeded with :func:`normalize_seed` of ``seed``."""
+    import numpy as np
+
     return np.random.default_rng(normalize_seed(seed))

@@ -14,7 +14,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from topoopt.core.errors import InvalidOptionError, TopooptError, UnsupportedInstanceError
 from topoopt.core.family import Family, Instance, Sense
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from topoopt.core.mip import MipOutcome
+
+R = TypeVar("R", bound=Result[Any])
 
 BOUND_TOLERANCE = 1e-6
 """A bound may overshoot the recomputed objective by at most this much (absolute)."""
@@ -180,7 +182,7 @@ class Solver(ABC):
 
     def solve(
         self,
-        instance: Instance,
+        instance: Instance[R],
         *,
         backend: str | None = None,
         time_limit: float | None = None,
@@ -188,8 +190,8 @@ class Solver(ABC):
         threads: int | None = None,
         rel_gap: float = 0.0,
         **options: Any,
-    ) -> Result:
-        """Solve ``instance`` and return a checked :class:`Result`.
+    ) -> R:
+        """Solve ``instance`` and return a checked :class:`Result` (of the family's type).
 
         Parameters
         ----------
@@ -232,7 +234,7 @@ class Solver(ABC):
             rel_gap=float(rel_gap),
         )
         attempt = self._solve(instance, ctx, **options)
-        return self._finish(family, instance, attempt, ctx)
+        return cast(R, self._finish(family, instance, attempt, ctx))
 
     def _check_options(self, options: dict[str, Any]) -> None:
         known = self.option_defaults()
@@ -244,8 +246,8 @@ class Solver(ABC):
             )
 
     def _finish(
-        self, family: Family, instance: Instance, attempt: Attempt, ctx: SolveContext
-    ) -> Result:
+        self, family: Family[Any, Any], instance: Instance[Any], attempt: Attempt, ctx: SolveContext
+    ) -> Result[Any]:
         """Recompute, check and package an :class:`Attempt` (the one path to a Result)."""
         sense = family.sense
         solution = attempt.solution
@@ -284,7 +286,7 @@ class Solver(ABC):
         build_s, solve_s = attempt.build_s, attempt.solve_s
         if build_s == 0.0 and solve_s == 0.0:
             solve_s = elapsed
-        return Result(
+        return family.result_type(
             family=self.family,
             instance=instance.name,
             solver=self.name,

@@ -25,6 +25,7 @@ from topoopt.gpuselect.models import (
     TopologyModel,
     model_from_dict,
 )
+from topoopt.gpuselect.result import GpuSelectResult
 from topoopt.gpuselect.solution import Selection, check, evaluate
 
 
@@ -66,6 +67,7 @@ FAMILY = Family(
             "GPU selection: GBE (BandPilot Table 2, Fig. 6)", "topoopt.gpuselect.report:gbe_section"
         ),
     ),
+    result_type=GpuSelectResult,
     size_figure="available",
 )
 
@@ -76,6 +78,7 @@ __all__ = [
     "BoundModel",
     "CallableModel",
     "GpuSelectInstance",
+    "GpuSelectResult",
     "Host",
     "MissingEntryError",
     "Selection",

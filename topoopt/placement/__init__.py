@@ -15,6 +15,7 @@ from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.placement import generate
 from topoopt.placement import solution as _solution
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
+from topoopt.placement.result import PlacementResult
 from topoopt.placement.solution import (
     Placement,
     check,
@@ -39,7 +40,7 @@ def _size(instance: PlacementInstance) -> dict[str, int]:
 
 def _tags(instance: PlacementInstance) -> dict[str, str]:
     """The instance's labels (e.g. the Arnold ``setting``) and its job shape ``rows x cols``."""
-    return {"job": f"{instance.rows}x{instance.cols}", **getattr(instance, "labels", {})}
+    return {"job": f"{instance.rows}x{instance.cols}", **instance.labels}
 
 
 FAMILY = Family(
@@ -63,6 +64,7 @@ FAMILY = Family(
             "Placement: score and spreads per setting", "topoopt.placement.report:spreads_section"
         ),
     ),
+    result_type=PlacementResult,
     size_figure="nodes",
 )
 
@@ -72,6 +74,7 @@ __all__ = [
     "Minipod",
     "Placement",
     "PlacementInstance",
+    "PlacementResult",
     "check",
     "dp_spread",
     "evaluate",

@@ -3,7 +3,7 @@
 * :func:`arnold_paper` — Arnold Table 1: (i) 3 minipods / 18 free nodes, job DP 12, TP 4,
   PP 2; (ii) 5 / 438, job 24, 4, 8; (iii) 11 / 1019, job 46, 8, 8; each with an even split of
   the free nodes and seeded uneven splits (:func:`seeded_split`), times alpha in
-  {0.2, 0.5, 0.8}.
+  {0.2, 0.5, 0.8}; labelled ``{"setting": "<i|ii|iii>"}``.
 * :func:`random_small` — small random instances the oracle solves in well under a second.
 * :func:`random_large` — jobs up to 512 nodes in clusters of 1000+ free nodes.
 """
@@ -73,11 +73,18 @@ def seeded_split(total: int, parts: int, seed: int) -> list[int]:
 
 
 def _instance(
-    name: str, free: list[int], dp: int, tp: int, pp: int, alpha: float, gpus_per_node: int = 8
+    name: str,
+    free: list[int],
+    dp: int,
+    tp: int,
+    pp: int,
+    alpha: float,
+    gpus_per_node: int = 8,
+    labels: dict[str, str] | None = None,
 ) -> PlacementInstance:
     pods = tuple(Minipod(f"mp{j}", f) for j, f in enumerate(free))
     return PlacementInstance(
-        name, pods, dp=dp, tp=tp, pp=pp, alpha=alpha, gpus_per_node=gpus_per_node
+        name, pods, dp, tp, pp, alpha, gpus_per_node=gpus_per_node, labels=labels or {}
     )
 
 
@@ -97,10 +104,12 @@ def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
 
     Seeded split ``k`` (1-based) starts from seed ``seed + 100 * k`` and takes the first seed
     whose split leaves no minipod able to hold the whole job (:func:`spanning_split`); the seed
-    used is in the name. Names look like ``iii-even-a0.5`` and ``ii-s203-a0.2``.
+    used is in the name. Names look like ``iii-even-a0.5`` and ``ii-s203-a0.2``; every instance
+    carries the label ``{"setting": "i" | "ii" | "iii"}`` (its Table 1 row).
     """
     out = []
     for setting in PAPER_SETTINGS:
+        labels = {"setting": setting.label}
         splits_of = {"even": even_split(setting.free_nodes, setting.minipods)}
         for k in range(1, splits + 1):
             used, split = spanning_split(setting, seed + 100 * k)
@@ -108,7 +117,8 @@ def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
         for split_name, free in splits_of.items():
             for alpha in PAPER_ALPHAS:
                 name = f"{setting.label}-{split_name}-a{alpha}"
-                out.append(_instance(name, free, setting.dp, setting.tp, setting.pp, alpha))
+                job = (setting.dp, setting.tp, setting.pp)
+                out.append(_instance(name, free, *job, alpha=alpha, labels=labels))
     return out
 
 
@@ -162,7 +172,7 @@ def examples() -> list[PlacementInstance]:
         _instance("fig12-two-pods", [6, 6], dp=6, tp=8, pp=2, alpha=0.5),
         _instance("three-by-three", [4, 3, 2], dp=3, tp=8, pp=3, alpha=0.3),
         _instance("wide-row", [3, 3, 3], dp=2, tp=8, pp=4, alpha=0.7),
-        _instance("paper-i-even", [6, 6, 6], dp=12, tp=4, pp=2, alpha=0.2),
+        _instance("paper-i-even", [6, 6, 6], dp=12, tp=4, pp=2, alpha=0.2, labels={"setting": "i"}),
     ]
 
 

@@ -4,48 +4,230 @@ The job's **communication matrix** (Arnold eq. 1) has ``rows = dp / (gpus_per_no
 and ``cols = pp``. Cell ``(r, c)`` is one node hosting ``gpus_per_node / tp`` DP ranks of
 pipeline stage ``c``; a row is a node-level PP group (one pipeline), a column a node-level
 DP group (one stage).
+
+Every rule lives in a constructor (:class:`Leaf`, :class:`Minipod`, :class:`PlacementInstance`),
+so an instance built in code is checked exactly like one read from JSON:
+:meth:`PlacementInstance.from_dict` only takes the JSON object apart and calls the constructor.
+The constructors normalise their fields: integral floats and NumPy scalars become Python
+``int`` / ``float``, booleans are refused where a number is required, sequences become tuples,
+and minipods and leaves may be given as objects, tuples or JSON-like mappings. A broken rule
+raises :class:`~topoopt.core.errors.InvalidInstanceError` naming the JSON path of the field
+(``job.dp``, ``topology.minipods[2].free_nodes``, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import numbers
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
 
+if TYPE_CHECKING:
+    from topoopt.placement.result import PlacementResult
+
 DEFAULT_GPUS_PER_NODE = 8
+
+# --- generic normalisers on top of topoopt.core.validate (candidates to move there) -------------
+
+
+def _scalar(value: Any) -> Any:
+    """``value`` with a number of another library (a NumPy scalar, ...) made a Python number.
+
+    Integral numbers become ``int``, other real numbers ``float``; ``bool`` and everything that
+    is not a number are returned unchanged (so the ``validate`` readers refuse them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _scalar(np.int64(8)), _scalar(np.float32(0.5)), _scalar(True), _scalar("8")
+    (8, 0.5, True, '8')
+    """
+    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value)
+
+
+def _integer(value: Any, path: str, *, minimum: int | None = None) -> int:
+    """:func:`~topoopt.core.validate.as_int` that also accepts NumPy integers."""
+    return v.as_int(_scalar(value), path, minimum=minimum)
+
+
+def _real(value: Any, path: str, *, minimum: float, maximum: float) -> float:
+    """:func:`~topoopt.core.validate.as_float` that also accepts NumPy numbers."""
+    return v.as_float(_scalar(value), path, minimum=minimum, maximum=maximum)
+
+
+def _text(value: Any, path: str) -> str:
+    """:func:`~topoopt.core.validate.as_str`, returned as a plain ``str``."""
+    return str(v.as_str(value, path))
+
+
+def _items(value: Any, path: str, *, min_len: int = 0) -> tuple[Any, ...]:
+    """An ordered collection (list, tuple, generator, NumPy array, ...) as a tuple.
+
+    Strings, mappings and sets are refused (a set has no order), as by
+    :func:`~topoopt.core.validate.as_list`.
+    """
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Set)):
+        value = tuple(value)
+    return tuple(v.as_list(value, path, min_len=min_len))
+
+
+def _join(prefix: str, path: str) -> str:
+    """``prefix`` extended by a relative JSON path (``"a[0]" + "nodes[1]" = "a[0].nodes[1]"``)."""
+    if not path:
+        return prefix
+    return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
+
+
+@contextmanager
+def _within(prefix: str) -> Iterator[None]:
+    """Re-raise an :class:`InvalidInstanceError` with its relative field path under ``prefix``."""
+    try:
+        yield
+    except InvalidInstanceError as exc:
+        raise InvalidInstanceError(_join(prefix, exc.field), exc.rule) from None
+
+
+def _is_pair(value: Any, sizes: tuple[int, ...]) -> bool:
+    """Whether ``value`` is a tuple-like sequence (not a string) of one of the ``sizes``."""
+    return (
+        isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) in sizes
+    )
+
+
+def _is_count(value: Any) -> bool:
+    """Whether ``value`` is meant as a number (then checked as one), not a structure."""
+    return value is None or isinstance(value, numbers.Number)
+
+
+# --- the instance --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Leaf:
-    """A leaf (rack) switch inside a minipod and the names of its free nodes."""
+    """A leaf (rack) switch inside a minipod and the names of its free nodes.
+
+    Parameters
+    ----------
+    name
+        Leaf name (a non-empty string).
+    nodes
+        Names of its free nodes: any ordered collection of distinct non-empty strings, stored
+        as a tuple.
+
+    Raises
+    ------
+    InvalidInstanceError
+        With a field path relative to the leaf (``name``, ``nodes[2]``); inside an instance
+        the path is prefixed (``topology.minipods[0].leaves[1].nodes[2]``).
+
+    Examples
+    --------
+    >>> Leaf("leaf0", ["h1", "h2"])
+    Leaf(name='leaf0', nodes=('h1', 'h2'))
+    """
 
     name: str
     nodes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", _text(self.name, "name"))
+        nodes = _items(self.nodes, "nodes")
+        names = tuple(_text(node, f"nodes[{i}]") for i, node in enumerate(nodes))
+        v.unique_names(names, "nodes")
+        object.__setattr__(self, "nodes", names)
+
+
+def _as_leaf(item: Any, index: int) -> Leaf:
+    """A :class:`Leaf` from a ``Leaf``, a ``(name, nodes)`` pair or a JSON-like mapping."""
+    with _within(f"leaves[{index}]"):
+        if isinstance(item, Leaf):
+            return item
+        if isinstance(item, Mapping):
+            return Leaf(name=item.get("name", "leaf"), nodes=v.field(item, "nodes"))
+        if _is_pair(item, (2,)):
+            return Leaf(*item)
+        raise InvalidInstanceError(
+            "", f"must be a Leaf, a (name, nodes) pair or a JSON object, got {item!r}"
+        )
+
+
+def _as_leaves(value: Any) -> tuple[Leaf, ...]:
+    return tuple(_as_leaf(item, k) for k, item in enumerate(_items(value, "leaves")))
 
 
 @dataclass(frozen=True)
 class Minipod:
     """A spine-level pod of the fat-tree.
 
-    Attributes
+    Parameters
     ----------
     name
-        Minipod name.
+        Minipod name (a non-empty string).
     free_nodes
-        Number of free nodes.
+        Number of free nodes: a non-negative integer (an integral float or a NumPy integer is
+        stored as ``int``).
     leaves
-        Optional leaf switches with named free nodes; when given, ``free_nodes`` equals their
-        total and rank assignment uses the names.
+        Optional leaf switches with named free nodes, each a :class:`Leaf`, a
+        ``(name, nodes)`` pair or a mapping ``{"name": ..., "nodes": [...]}``; stored as a
+        tuple of :class:`Leaf`. When given, ``free_nodes`` must equal their total (see
+        :meth:`from_leaves`), node names must be distinct, and rank assignment uses the names.
+
+    Raises
+    ------
+    InvalidInstanceError
+        With a field path relative to the minipod (``free_nodes``, ``leaves[1].nodes[0]``);
+        inside an instance the path is prefixed (``topology.minipods[2].free_nodes``).
+
+    Examples
+    --------
+    >>> Minipod("a", 40.0)
+    Minipod(name='a', free_nodes=40, leaves=())
+    >>> Minipod.from_leaves("b", [("leaf0", ["h1", "h2"]), ("leaf1", ["h3"])]).free_nodes
+    3
     """
 
     name: str
     free_nodes: int
     leaves: tuple[Leaf, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", _text(self.name, "name"))
+        free = _integer(self.free_nodes, "free_nodes", minimum=0)
+        object.__setattr__(self, "free_nodes", free)
+        leaves = _as_leaves(self.leaves)
+        object.__setattr__(self, "leaves", leaves)
+        if not leaves:
+            return
+        listed = sum(len(leaf.nodes) for leaf in leaves)
+        if free != listed:
+            raise InvalidInstanceError(
+                "free_nodes", f"is {free} but its leaves list {listed} free nodes"
+            )
+        seen: dict[str, int] = {}
+        for k, leaf in enumerate(leaves):
+            for m, node in enumerate(leaf.nodes):
+                if node in seen:
+                    raise InvalidInstanceError(
+                        f"leaves[{k}].nodes[{m}]",
+                        f"node {node!r} is also listed in leaves[{seen[node]}]",
+                    )
+                seen[node] = k
+
+    @classmethod
+    def from_leaves(cls, name: str, leaves: Any) -> Minipod:
+        """A minipod whose free nodes are exactly those its ``leaves`` list."""
+        parsed = _as_leaves(leaves)
+        return cls(name, sum(len(leaf.nodes) for leaf in parsed), parsed)
 
     def node_names(self) -> list[str]:
         """Names of the free nodes in leaf order (``"<minipod>/n<i>"`` when none are given)."""
@@ -54,32 +236,77 @@ class Minipod:
         return [f"{self.name}/n{i}" for i in range(self.free_nodes)]
 
 
+def _as_minipod(item: Any, index: int) -> Minipod:
+    """A :class:`Minipod` from any accepted form (see :class:`PlacementInstance`)."""
+    path = f"topology.minipods[{index}]"
+    if isinstance(item, Minipod):
+        return item
+    if _is_count(item):  # a plain free-node count (JSON form)
+        try:
+            return Minipod(f"mp{index}", item)
+        except InvalidInstanceError as exc:
+            raise InvalidInstanceError(path, exc.rule) from None
+    with _within(path):
+        if isinstance(item, Mapping):
+            name = item.get("name", f"mp{index}")
+            if "free_nodes" in item:
+                return Minipod(name, item["free_nodes"], item.get("leaves", ()))
+            if "leaves" in item:
+                return Minipod.from_leaves(name, item["leaves"])
+            raise InvalidInstanceError("free_nodes", "missing required field")
+        if _is_pair(item, (2, 3)):
+            return Minipod(*item)
+    raise InvalidInstanceError(
+        path,
+        "must be a Minipod, a (name, free_nodes) pair, a JSON object or a free-node count, "
+        f"got {item!r}",
+    )
+
+
 @dataclass(frozen=True)
-class PlacementInstance(Instance):
+class PlacementInstance(Instance["PlacementResult"]):
     """Place one LLM job's nodes into minipods (family ``placement``).
 
-    Attributes
+    Parameters
     ----------
     name
-        Instance name.
+        Instance name (a non-empty string).
     minipods
-        The minipods with their free nodes.
+        The minipods with their free nodes (at least one, distinct names), stored as a tuple of
+        :class:`Minipod`. Each item may be a :class:`Minipod`, a ``(name, free_nodes)`` or
+        ``(name, free_nodes, leaves)`` tuple, a mapping like the JSON objects
+        (``{"name": "a", "free_nodes": 6}``) or a plain free-node count (named ``mp<i>``).
     dp, tp, pp
-        Data-, tensor- and pipeline-parallel degrees of the job.
+        Data-, tensor- and pipeline-parallel degrees of the job (integers >= 1; ``tp`` divides
+        ``gpus_per_node`` and ``dp`` is a multiple of ``gpus_per_node / tp``, Arnold eq. 1).
     alpha
-        Weight of the DP spread in the score; ``beta = 1 - alpha`` weighs the PP spread.
+        Weight of the DP spread in the score (Arnold eq. 2), in [0, 1]; ``beta = 1 - alpha``
+        weighs the PP spread. Stored as ``float``.
     gpus_per_node
-        GPUs per node (``tp`` must divide it).
+        GPUs per node (default 8).
+    labels
+        Free-form metadata, string to string (e.g. ``{"setting": "iii"}``); part of equality
+        but not of the hash, written to JSON only when non-empty.
+
+    Integers may be given as integral floats (``6.0``) or NumPy integers and are stored as
+    ``int``; booleans are refused. A node named in the leaves of two minipods is refused, and
+    the minipods must have at least ``n_nodes`` free nodes in total.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming the JSON path of the field (``job.dp``, ``alpha``,
+        ``topology.minipods[2].free_nodes``, ``labels.setting``, ...) and the rule.
 
     Examples
     --------
-    >>> inst = PlacementInstance.from_dict({
-    ...     "family": "placement", "name": "fig12",
-    ...     "topology": {"gpus_per_node": 8, "minipods": [{"name": "a", "free_nodes": 6},
-    ...                                                   {"name": "b", "free_nodes": 6}]},
-    ...     "job": {"dp": 6, "tp": 8, "pp": 2}, "alpha": 0.5})
+    >>> inst = PlacementInstance(
+    ...     "fig12", [Minipod("a", 6), ("b", 6.0)], dp=6, tp=8, pp=2, alpha=0.5,
+    ...     labels={"figure": "12"})
     >>> inst.rows, inst.cols, inst.n_nodes, inst.capacities
     (6, 2, 12, (6, 6))
+    >>> inst == PlacementInstance.from_dict(inst.to_dict())
+    True
     """
 
     family: ClassVar[str] = "placement"
@@ -91,14 +318,20 @@ class PlacementInstance(Instance):
     pp: int
     alpha: float
     gpus_per_node: int = DEFAULT_GPUS_PER_NODE
+    labels: dict[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
-        v.as_str(self.name, "name")
-        g = v.as_int(self.gpus_per_node, "topology.gpus_per_node", minimum=1)
-        dp = v.as_int(self.dp, "job.dp", minimum=1)
-        tp = v.as_int(self.tp, "job.tp", minimum=1)
-        v.as_int(self.pp, "job.pp", minimum=1)
-        v.as_float(self.alpha, "alpha", minimum=0.0, maximum=1.0)
+        put = object.__setattr__
+        put(self, "name", _text(self.name, "name"))
+        g = _integer(self.gpus_per_node, "topology.gpus_per_node", minimum=1)
+        dp = _integer(self.dp, "job.dp", minimum=1)
+        tp = _integer(self.tp, "job.tp", minimum=1)
+        pp = _integer(self.pp, "job.pp", minimum=1)
+        alpha = _real(self.alpha, "alpha", minimum=0.0, maximum=1.0)
+        for attr, value in (("gpus_per_node", g), ("dp", dp), ("tp", tp), ("pp", pp)):
+            put(self, attr, value)
+        put(self, "alpha", alpha)
+        put(self, "labels", v.as_labels(self.labels, "labels"))
         if g % tp:
             raise InvalidInstanceError(
                 "job.tp",
@@ -111,12 +344,12 @@ class PlacementInstance(Instance):
                 f"must be a multiple of gpus_per_node/tp = {ranks_per_node} so that the "
                 f"communication matrix has an integral number of rows, got {dp}",
             )
-        if not self.minipods:
-            raise InvalidInstanceError("topology.minipods", "must list at least one minipod")
-        v.unique_names([m.name for m in self.minipods], "topology.minipods")
+        raw_pods = _items(self.minipods, "topology.minipods", min_len=1)
+        pods = tuple(_as_minipod(item, i) for i, item in enumerate(raw_pods))
+        put(self, "minipods", pods)
+        v.unique_names([m.name for m in pods], "topology.minipods")
         seen_nodes: dict[str, int] = {}
-        for i, pod in enumerate(self.minipods):
-            v.as_int(pod.free_nodes, f"topology.minipods[{i}].free_nodes", minimum=0)
+        for i, pod in enumerate(pods):
             for node in pod.node_names() if pod.leaves else ():
                 if node in seen_nodes:
                     raise InvalidInstanceError(
@@ -152,6 +385,7 @@ class PlacementInstance(Instance):
 
     @property
     def n_minipods(self) -> int:
+        """Number of minipods."""
         return len(self.minipods)
 
     @property
@@ -161,23 +395,28 @@ class PlacementInstance(Instance):
 
     @property
     def total_free(self) -> int:
+        """Free nodes over all minipods."""
         return sum(self.capacities)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the instance (``labels`` only when non-empty)."""
         pods = []
         for pod in self.minipods:
             entry: dict[str, Any] = {"name": pod.name, "free_nodes": pod.free_nodes}
             if pod.leaves:
                 entry["leaves"] = [{"name": lf.name, "nodes": list(lf.nodes)} for lf in pod.leaves]
             pods.append(entry)
-        return {
+        out: dict[str, Any] = {
             "family": self.family,
             "format_version": FORMAT_VERSION,
             "name": self.name,
-            "topology": {"gpus_per_node": self.gpus_per_node, "minipods": pods},
-            "job": {"dp": self.dp, "tp": self.tp, "pp": self.pp},
-            "alpha": self.alpha,
         }
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}
+        out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
+        out["alpha"] = self.alpha
+        return out
 
     @classmethod
     def from_dict(
@@ -185,56 +424,19 @@ class PlacementInstance(Instance):
     ) -> PlacementInstance:
         """Read the JSON object of the family (see ``docs/placement.md`` for the schema).
 
-        ``topology.minipods`` may list objects (``name``, ``free_nodes``, optional ``leaves``)
-        or plain free-node counts (then named ``mp0``, ``mp1``, ...).
+        Only takes the object apart (missing ``topology``, ``job``, ``job.dp``, ... are
+        reported here); every other rule is the constructor's. ``name`` defaults to
+        ``"unnamed"``, ``topology.gpus_per_node`` to 8 and ``labels`` to ``{}``.
         """
         topology = v.as_mapping(v.field(data, "topology"), "topology")
         job = v.as_mapping(v.field(data, "job"), "job")
-        raw_pods = v.as_list(
-            v.field(topology, "minipods", "topology"), "topology.minipods", min_len=1
-        )
         return cls(
-            name=v.as_str(data.get("name", "unnamed"), "name"),
-            minipods=tuple(_read_minipod(p, i) for i, p in enumerate(raw_pods)),
-            dp=v.as_int(v.field(job, "dp", "job"), "job.dp", minimum=1),
-            tp=v.as_int(v.field(job, "tp", "job"), "job.tp", minimum=1),
-            pp=v.as_int(v.field(job, "pp", "job"), "job.pp", minimum=1),
-            alpha=v.as_float(v.field(data, "alpha"), "alpha", minimum=0.0, maximum=1.0),
-            gpus_per_node=v.as_int(
-                topology.get("gpus_per_node", DEFAULT_GPUS_PER_NODE),
-                "topology.gpus_per_node",
-                minimum=1,
-            ),
+            name=data.get("name", "unnamed"),
+            minipods=v.field(topology, "minipods", "topology"),
+            dp=v.field(job, "dp", "job"),
+            tp=v.field(job, "tp", "job"),
+            pp=v.field(job, "pp", "job"),
+            alpha=v.field(data, "alpha"),
+            gpus_per_node=topology.get("gpus_per_node", DEFAULT_GPUS_PER_NODE),
+            labels=data.get("labels", {}),
         )
-
-
-def _read_minipod(raw: Any, index: int) -> Minipod:
-    path = f"topology.minipods[{index}]"
-    if not isinstance(raw, Mapping):
-        return Minipod(name=f"mp{index}", free_nodes=v.as_int(raw, path, minimum=0))
-    name = v.as_str(raw.get("name", f"mp{index}"), f"{path}.name")
-    leaves = tuple(
-        _read_leaf(leaf, f"{path}.leaves[{k}]")
-        for k, leaf in enumerate(v.as_list(raw.get("leaves", []), f"{path}.leaves"))
-    )
-    from_leaves = sum(len(leaf.nodes) for leaf in leaves)
-    if "free_nodes" in raw:
-        free = v.as_int(raw["free_nodes"], f"{path}.free_nodes", minimum=0)
-        if leaves and free != from_leaves:
-            raise InvalidInstanceError(
-                f"{path}.free_nodes",
-                f"is {free} but its leaves list {from_leaves} free nodes",
-            )
-    elif leaves:
-        free = from_leaves
-    else:
-        raise InvalidInstanceError(f"{path}.free_nodes", "missing required field")
-    return Minipod(name=name, free_nodes=free, leaves=leaves)
-
-
-def _read_leaf(raw: Any, path: str) -> Leaf:
-    raw = v.as_mapping(raw, path)
-    nodes = v.as_list(v.field(raw, "nodes", path), f"{path}.nodes")
-    names = tuple(v.as_str(n, f"{path}.nodes[{i}]") for i, n in enumerate(nodes))
-    v.unique_names(names, f"{path}.nodes")
-    return Leaf(name=v.as_str(raw.get("name", "leaf"), f"{path}.name"), nodes=names)
