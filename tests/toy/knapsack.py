@@ -15,17 +15,15 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import topoopt
 from topoopt.core import validate as v
-from topoopt.core.errors import InvalidInstanceError, InvalidSolutionError
+from topoopt.core.errors import InvalidSolutionError
 from topoopt.core.family import FORMAT_VERSION, Family, Instance, ReportSection, Sense
+from topoopt.core.formulation import MipSolver as BaseMipSolver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-
-if TYPE_CHECKING:
-    import pyomo.environ as pyo
 
 
 @dataclass(frozen=True)
@@ -219,6 +217,17 @@ class EnumerateSolver(Solver):
         return Attempt(best, TerminationReason.OPTIMAL, proven_optimal=True)
 
 
+def greedy(instance: KnapsackInstance) -> Choice:
+    """Items by value per weight, each taken while it fits."""
+    ranked = sorted(instance.items, key=lambda i: (-i.value / max(i.weight, 1e-9), i.name))
+    room, chosen = instance.capacity, set()
+    for item in ranked:
+        if item.weight <= room:
+            chosen.add(item.name)
+            room -= item.weight
+    return frozenset(chosen)
+
+
 class GreedySolver(Solver):
     """Items by value per weight, each taken while it fits."""
 
@@ -226,65 +235,20 @@ class GreedySolver(Solver):
     family = "knapsack"
 
     def _solve(self, instance: KnapsackInstance, ctx: SolveContext) -> Attempt:
-        ranked = sorted(instance.items, key=lambda i: (-i.value / max(i.weight, 1e-9), i.name))
-        room, chosen = instance.capacity, set()
-        for item in ranked:
-            if item.weight <= room:
-                chosen.add(item.name)
-                room -= item.weight
-        return Attempt(frozenset(chosen), TerminationReason.COMPLETED)
+        return Attempt(greedy(instance), TerminationReason.COMPLETED)
 
 
-# The formulation protocol: build / extract / warm_start, data as Params, module-level rules.
-
-
-def _weight_rule(m: pyo.ConcreteModel) -> Any:
-    return sum(m.weight[i] * m.take[i] for i in m.I) <= m.capacity
-
-
-def _value_rule(m: pyo.ConcreteModel) -> Any:
-    return sum(m.value[i] * m.take[i] for i in m.I)
-
-
-def build(instance: KnapsackInstance) -> pyo.ConcreteModel:
-    """``max sum_i v_i x_i`` s.t. ``sum_i w_i x_i <= C``, ``x`` binary."""
-    import pyomo.environ as pyo
-
-    m = pyo.ConcreteModel(name=f"knapsack-{instance.name}")
-    m.I = pyo.Set(initialize=[item.name for item in instance.items], ordered=True)
-    m.weight = pyo.Param(m.I, initialize={i.name: i.weight for i in instance.items})
-    m.value = pyo.Param(m.I, initialize={i.name: i.value for i in instance.items})
-    m.capacity = pyo.Param(initialize=instance.capacity)
-    m.take = pyo.Var(m.I, domain=pyo.Binary)
-    m.weight_limit = pyo.Constraint(rule=_weight_rule)
-    m.total_value = pyo.Objective(rule=_value_rule, sense=pyo.maximize)
-    return m
-
-
-def extract(model: pyo.ConcreteModel, instance: KnapsackInstance) -> Choice:
-    return frozenset(i for i in model.I if (model.take[i].value or 0.0) > 0.5)
-
-
-def warm_start(model: pyo.ConcreteModel, choice: Choice) -> None:
-    for i in model.I:
-        model.take[i].set_value(1 if i in choice else 0)
-
-
-class MipSolver(Solver):
-    """The binary program of :func:`build`, warm started from the greedy choice."""
+class MipSolver(BaseMipSolver):
+    """The binary program of :mod:`toy.knapsack_model`, warm started from the greedy choice."""
 
     name = "knapsack/mip"
     family = "knapsack"
     exact = True
     gives_bound = True
-    uses_backend = True
+    formulation = "toy.knapsack_model"
 
-    def _solve(self, instance: KnapsackInstance, ctx: SolveContext) -> Attempt:
-        model = build(instance)
-        warm_start(model, GreedySolver()._solve(instance, ctx).solution)
-        outcome = ctx.solve_model(model, warmstart=True)
-        solution = extract(model, instance) if outcome.has_solution else None
-        return ctx.exact_attempt(outcome, solution, build_s=0.0)
+    def start(self, instance: KnapsackInstance, **opts: Any) -> Choice:
+        return greedy(instance)
 
 
 SOLVERS: tuple[type[Solver], ...] = (EnumerateSolver, GreedySolver, MipSolver)

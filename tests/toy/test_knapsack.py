@@ -67,7 +67,7 @@ def test_not_registered_outside_the_fixture() -> None:
 
 def test_bench_and_report_through_the_cli(tmp_path: Path) -> None:
     suite = tmp_path / "knapsack-random"
-    for instance in random_suite(seed=3, count=2, items=6) + [examples()[1]]:
+    for instance in [*random_suite(seed=3, count=2, items=6), examples()[1]]:
         topoopt.save(instance, suite / f"{instance.name}.json")
     results, report = tmp_path / "r.jsonl", tmp_path / "report"
     runner = CliRunner()
@@ -82,8 +82,21 @@ def test_bench_and_report_through_the_cli(tmp_path: Path) -> None:
 def _bench_and_report(runner: CliRunner, suite: Path, results: Path, report: Path) -> None:
     bench = runner.invoke(
         main,
-        ["--plugin", "toy.plugin", "bench", str(suite), "--solvers", "all", "--backends",
-         "highs", "--time-limit", "20", "--out", str(results), "--no-progress"],
+        [
+            "--plugin",
+            "toy.plugin",
+            "bench",
+            str(suite),
+            "--solvers",
+            "all",
+            "--backends",
+            "highs",
+            "--time-limit",
+            "20",
+            "--out",
+            str(results),
+            "--no-progress",
+        ],
     )
     assert bench.exit_code == 0, bench.output
     records = [json.loads(line) for line in results.read_text().splitlines()]

@@ -1,31 +1,59 @@
-"""The MIP backend driver: one place that solves a Pyomo model with HiGHS, SCIP or Gurobi.
+"""The MIP backend driver: one solve path for every backend of :mod:`topoopt.core.backends`.
 
 :func:`solve_model` applies the time limit, relative gap, threads and seed, optionally warm
-starts from the values already set on the model's variables, maps the backend's termination
-to :class:`~topoopt.core.status.TerminationReason`, loads an incumbent after a time limit when
-one exists, and reports the best bound. Facts it relies on (see ``spec/backends.md``):
+starts from the values already set on the model's variables, passes the user's
+``backend_options`` through (after topoopt's own settings, so the user wins), streams or
+captures the solver log, maps the backend's termination to
+:class:`~topoopt.core.status.TerminationReason`, loads an incumbent whenever one exists (also
+after a time limit) and reports the best bound. Everything backend-specific is data in the
+backend's :class:`~topoopt.core.backends.Backend` record; the only distinction made here is
+between Pyomo's two solver APIs, APPSI and ``pyomo.contrib.solver`` (one small adapter each).
+
+Facts it relies on (see ``spec/backends.md`` and ``docs/mip.md``):
 
 * HiGHS goes through Pyomo's APPSI interface, the one with MIP starts; its default
-  ``mip_rel_gap`` is 1e-4, so the gap is always set explicitly. Changing ``threads`` within a
-  process needs ``Highs.resetGlobalScheduler``.
-* SCIP goes through ``scip_direct`` (pyscipopt; no ``scip`` executable needed).
-* Gurobi goes through ``gurobi_direct``; a size-limited license raises ``GurobiError``, which
-  becomes a ``LICENSE`` termination with a clear message.
-* Backends disagree on statuses (e.g. the bound of an infeasible model); this module owns the
-  one mapping.
+  ``mip_rel_gap`` is 1e-4, so the gap is always set explicitly (and ``mip_abs_gap`` for proofs).
+  Changing ``threads`` within a process needs ``Highs.resetGlobalScheduler``
+  (:attr:`~topoopt.core.backends.Backend.before_threads`).
+* SCIP goes through ``scip_direct`` (pyscipopt; no ``scip`` executable needed); Gurobi through
+  ``gurobi_direct``. Both reject a MIP start that leaves integer variables unset, so a partial
+  start is skipped with a note. The new interfaces are called with
+  ``raise_exception_on_nonoptimal_result=False, load_solutions=False`` and the incumbent is
+  loaded explicitly (otherwise a time limit with an incumbent raises).
+* A size-limited Gurobi licence raises ``GurobiError``; it becomes a ``LICENSE`` termination
+  with a clear message.
+* Backends disagree on statuses (e.g. the bound of an infeasible model: HiGHS -inf, SCIP and
+  Gurobi +inf); the records own one mapping and an infeasible model reports no bound.
+
+Pyomo is imported by this module, which :class:`~topoopt.core.solver.SolveContext` imports only
+when a model is solved.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyomo.environ as pyo
 
-from topoopt.core.backends import DEFAULT_BACKEND, resolve_backend
+from topoopt.core.backends import (
+    DEFAULT_BACKEND,
+    MAX_SEED,
+    PROOF_ABS_GAP,
+    Backend,
+    check_backend_options,
+    get_backend,
+)
+from topoopt.core.errors import InvalidOptionError
 from topoopt.core.status import TerminationReason
+
+LogTarget = bool | Callable[[str], None]
+"""``False`` (quiet), ``True`` (stream the solver log to stdout) or a callable taking each line."""
+
 
 @dataclass(frozen=True)
 class MipOutcome:
@@ -56,6 +84,39 @@ class MipOutcome:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What topoopt asks of one backend call (the adapters' input)."""
+
+    time_limit: float | None
+    rel_gap: float
+    warmstart: bool
+    options: dict[str, Any]
+    stdout: bool
+    logger: logging.Logger | None
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """What an adapter read from the interface's results."""
+
+    condition: str
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+
+
+class _LineCollector(logging.Handler):
+    """Collects the solver log's lines (Pyomo hands them to a logger one line at a time)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
 def solve_model(
     model: pyo.ConcreteModel,
     *,
@@ -65,6 +126,8 @@ def solve_model(
     threads: int | None = None,
     seed: int | None = None,
     warmstart: bool = False,
+    backend_options: Mapping[str, Any] | None = None,
+    log: LogTarget = False,
 ) -> MipOutcome:
     """Solve ``model`` with ``backend`` and load the incumbent, if any, into its variables.
 
@@ -73,34 +136,104 @@ def solve_model(
     model
         A Pyomo model with exactly one active objective.
     backend
-        ``"highs"``, ``"scip"`` or ``"gurobi"`` (``None``: the default, HiGHS).
+        A name of :data:`~topoopt.core.backends.BACKENDS` (``None``: the default, HiGHS).
     time_limit
         Seconds; ``None`` for none.
     rel_gap
-        Relative MIP gap at which to stop (``0`` proves optimality).
+        Relative MIP gap at which to stop (``0`` proves optimality; then the backend's
+        absolute gap is also tightened to :data:`~topoopt.core.backends.PROOF_ABS_GAP`).
     threads, seed
         Backend threads and random seed (``None`` keeps the backend default).
     warmstart
         Use the values currently set on the model's integer variables as a MIP start.
+    backend_options
+        Backend options by the backend's own names (e.g. ``{"mip_max_nodes": 10}`` for HiGHS,
+        ``{"limits/nodes": 10}`` for SCIP), applied after topoopt's settings so they win.
+    log
+        ``True`` streams the solver log to stdout while it runs; a callable receives each
+        line of the log once the backend returns (the log is captured at the file-descriptor
+        level during the call, so the callable may print).
+
+    Returns
+    -------
+    MipOutcome
+
+    Raises
+    ------
+    BackendUnavailableError
+        Unknown or uninstalled backend.
+    InvalidOptionError
+        A ``backend_options`` entry the backend does not accept, or a bad ``log``.
     """
-    name = resolve_backend(backend)
-    start = time.perf_counter()
-    note = ""
-    if warmstart and name != "highs" and _has_unset_discrete(model):
-        warmstart = False  # scip_direct / gurobi_direct fail on a partial start
-        note = "; warm start skipped (it does not set every integer variable)"
-    if name == "highs":
-        outcome = _solve_highs(model, time_limit, rel_gap, threads, seed, warmstart)
-    else:
-        outcome = _solve_contrib(model, name, time_limit, rel_gap, threads, seed, warmstart)
-    return MipOutcome(
-        termination=outcome.termination,
-        has_solution=outcome.has_solution,
-        objective=outcome.objective,
-        bound=outcome.bound,
-        solve_s=time.perf_counter() - start,
-        message=outcome.message + note,
+    record = get_backend(backend)
+    check_backend_options(record.name, backend_options)
+    if not (isinstance(log, bool) or callable(log)):
+        raise InvalidOptionError(f"log: must be a bool or a callable, got {log!r}")
+    notes = []
+    if warmstart and not record.warm_start:
+        warmstart = False
+        notes.append(f"warm start skipped ({record.label} takes none)")
+    if warmstart and not record.partial_warm_start and _has_unset_discrete(model):
+        warmstart = False
+        notes.append("warm start skipped (it does not set every integer variable)")
+    options: dict[str, Any] = {}
+    if seed is not None and record.seed_option:
+        options[record.seed_option] = int(seed) % MAX_SEED
+    if threads is not None:
+        if record.before_threads is not None:
+            record.before_threads()
+        if record.threads_option:
+            options[record.threads_option] = int(threads)
+    if rel_gap == 0 and record.abs_gap_option:
+        options[record.abs_gap_option] = PROOF_ABS_GAP
+    options.update(backend_options or {})
+    collector = _LineCollector() if callable(log) and not isinstance(log, bool) else None
+    logger = None
+    if collector is not None:
+        logger = logging.Logger(f"topoopt.mip.{record.name}")  # unregistered: nothing leaks
+        logger.addHandler(collector)
+    settings = _Settings(
+        time_limit=None if time_limit is None else max(time_limit, 1e-3),
+        rel_gap=rel_gap,
+        warmstart=warmstart,
+        options=options,
+        stdout=log is True,
+        logger=logger,
     )
+    start = time.perf_counter()
+    try:
+        raw = _ADAPTERS[record.interface](record, model, settings)
+    except Exception as exc:
+        if record.license_error is None or not _is_license_error(record, exc):
+            raise
+        return MipOutcome(
+            termination=TerminationReason.LICENSE,
+            has_solution=False,
+            objective=None,
+            bound=None,
+            solve_s=time.perf_counter() - start,
+            message=f"{record.label} license too small for this model: {exc}",
+        )
+    finally:
+        if collector is not None:
+            for line in collector.lines:
+                log(line)  # type: ignore[operator]
+    termination = record.termination.get(raw.condition, TerminationReason.ERROR)
+    bound = None if termination is TerminationReason.INFEASIBLE else raw.bound
+    return MipOutcome(
+        termination=termination,
+        has_solution=raw.has_solution,
+        objective=_finite_or_none(raw.objective) if raw.has_solution else None,
+        bound=_finite_or_none(bound),
+        solve_s=time.perf_counter() - start,
+        message="; ".join([f"{record.label}: {raw.condition}", *notes]),
+    )
+
+
+def _is_license_error(record: Backend, exc: Exception) -> bool:
+    assert record.license_error is not None
+    name, fragment = record.license_error
+    return type(exc).__name__ == name and fragment in str(exc).lower()
 
 
 def _has_unset_discrete(model: pyo.ConcreteModel) -> bool:
@@ -118,125 +251,71 @@ def _finite_or_none(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _solve_highs(
-    model: pyo.ConcreteModel,
-    time_limit: float | None,
-    rel_gap: float,
-    threads: int | None,
-    seed: int | None,
-    warmstart: bool,
-) -> MipOutcome:
-    import highspy
-    from pyomo.contrib.appsi.base import TerminationCondition as TC
-    from pyomo.contrib.appsi.solvers import Highs
+def _solve_appsi(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _Raw:
+    """Pyomo's APPSI interface (``pyomo.contrib.appsi.solvers``)."""
+    from pyomo.contrib.appsi import solvers
 
-    mapping = {
-        TC.optimal: TerminationReason.OPTIMAL,
-        TC.maxTimeLimit: TerminationReason.TIME_LIMIT,
-        TC.maxIterations: TerminationReason.ITERATION_LIMIT,
-        TC.objectiveLimit: TerminationReason.ITERATION_LIMIT,
-        TC.infeasible: TerminationReason.INFEASIBLE,
-        TC.unbounded: TerminationReason.UNBOUNDED,
-        TC.infeasibleOrUnbounded: TerminationReason.INFEASIBLE_OR_UNBOUNDED,
-        TC.interrupted: TerminationReason.INTERRUPTED,
-    }
-    opt = Highs()
-    opt.config.stream_solver = False
+    opt = getattr(solvers, record.solver)()
+    opt.config.stream_solver = s.stdout
     opt.config.load_solution = False
-    opt.config.mip_gap = rel_gap
-    opt.config.warmstart = warmstart
-    if time_limit is not None:
-        opt.config.time_limit = max(time_limit, 1e-3)
-    options: dict[str, Any] = {"mip_abs_gap": 1e-9 if rel_gap == 0 else 1e-6}
-    if threads is not None:
-        highspy.Highs.resetGlobalScheduler(True)
-        options["threads"] = int(threads)
-    if seed is not None:
-        options["random_seed"] = int(seed) % 2_147_483_647
-    opt.highs_options = options
+    opt.config.mip_gap = s.rel_gap
+    opt.config.warmstart = s.warmstart
+    if s.logger is not None:
+        opt.config.solver_output_logger = s.logger
+        opt.config.log_level = logging.INFO
+    if s.time_limit is not None:
+        # on the interface object itself: SolverFactory('appsi_highs') would overwrite it
+        opt.config.time_limit = s.time_limit
+    # applied after the time limit and gap above: the user's options win
+    assert record.options_attribute, f"{record.name}: an APPSI backend needs options_attribute"
+    setattr(opt, record.options_attribute, dict(s.options))
     res = opt.solve(model)
-    termination = mapping.get(res.termination_condition, TerminationReason.ERROR)
     has_solution = res.best_feasible_objective is not None
     if has_solution:
         res.solution_loader.load_vars()
-    bound = None if termination is TerminationReason.INFEASIBLE else res.best_objective_bound
-    return MipOutcome(
-        termination=termination,
+    return _Raw(
+        condition=res.termination_condition.name,
         has_solution=has_solution,
-        objective=_finite_or_none(res.best_feasible_objective),
-        bound=_finite_or_none(bound),
-        solve_s=0.0,
-        message=f"HiGHS: {res.termination_condition.name}",
+        objective=res.best_feasible_objective,
+        bound=res.best_objective_bound,
     )
 
 
-def _solve_contrib(
-    model: pyo.ConcreteModel,
-    backend: str,
-    time_limit: float | None,
-    rel_gap: float,
-    threads: int | None,
-    seed: int | None,
-    warmstart: bool,
-) -> MipOutcome:
+def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _Raw:
+    """Pyomo's new solver interfaces (``pyomo.contrib.solver``)."""
     from pyomo.contrib.solver.common.factory import SolverFactory
-    from pyomo.contrib.solver.common.results import SolutionStatus as SS
-    from pyomo.contrib.solver.common.results import TerminationCondition as TC
+    from pyomo.contrib.solver.common.results import SolutionStatus
 
-    mapping = {
-        TC.convergenceCriteriaSatisfied: TerminationReason.OPTIMAL,
-        TC.maxTimeLimit: TerminationReason.TIME_LIMIT,
-        TC.iterationLimit: TerminationReason.ITERATION_LIMIT,
-        TC.objectiveLimit: TerminationReason.ITERATION_LIMIT,
-        TC.provenInfeasible: TerminationReason.INFEASIBLE,
-        TC.locallyInfeasible: TerminationReason.INFEASIBLE,
-        TC.unbounded: TerminationReason.UNBOUNDED,
-        TC.infeasibleOrUnbounded: TerminationReason.INFEASIBLE_OR_UNBOUNDED,
-        TC.interrupted: TerminationReason.INTERRUPTED,
-        TC.licensingProblems: TerminationReason.LICENSE,
-    }
-    name = {"scip": "scip_direct", "gurobi": "gurobi_direct"}[backend]
-    opt = SolverFactory(name)
-    solver_options: dict[str, Any] = {}
-    if seed is not None:
-        key = "randomization/randomseedshift" if backend == "scip" else "Seed"
-        solver_options[key] = int(seed) % 2_147_483_647
-    if rel_gap == 0 and backend == "gurobi":
-        solver_options["MIPGapAbs"] = 1e-9
+    opt = SolverFactory(record.solver)
+    tee: list[Any] = []
+    if s.stdout:
+        tee.append(True)
+    if s.logger is not None:
+        tee.append(s.logger)
     kwargs: dict[str, Any] = {
         "load_solutions": False,
         "raise_exception_on_nonoptimal_result": False,
-        "rel_gap": rel_gap,
-        "solver_options": solver_options,
-        "warmstart_discrete_vars": warmstart,
+        "rel_gap": s.rel_gap,
+        "solver_options": dict(s.options),  # applied after the settings below: the user wins
+        "warmstart_discrete_vars": s.warmstart,
+        "tee": tee,
     }
-    if time_limit is not None:
-        kwargs["time_limit"] = max(time_limit, 1e-3)
-    if threads is not None:
-        kwargs["threads"] = int(threads)
-    try:
-        res = opt.solve(model, **kwargs)
-    except Exception as exc:  # gurobipy.GurobiError is not importable without gurobipy
-        if type(exc).__name__ == "GurobiError" and "size-limited" in str(exc).lower():
-            return MipOutcome(
-                termination=TerminationReason.LICENSE,
-                has_solution=False,
-                objective=None,
-                bound=None,
-                solve_s=0.0,
-                message=f"Gurobi license too small for this model: {exc}",
-            )
-        raise
-    termination = mapping.get(res.termination_condition, TerminationReason.ERROR)
-    has_solution = res.solution_status in (SS.feasible, SS.optimal)
+    if s.time_limit is not None:
+        kwargs["time_limit"] = s.time_limit
+    res = opt.solve(model, **kwargs)
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     if has_solution:
         res.solution_loader.load_vars()
-    bound = None if termination is TerminationReason.INFEASIBLE else res.objective_bound
-    return MipOutcome(
-        termination=termination,
+    return _Raw(
+        condition=res.termination_condition.name,
         has_solution=has_solution,
-        objective=_finite_or_none(res.incumbent_objective) if has_solution else None,
-        bound=_finite_or_none(bound),
-        solve_s=0.0,
-        message=f"{backend}: {res.termination_condition.name}",
+        objective=res.incumbent_objective,
+        bound=res.objective_bound,
     )
+
+
+_ADAPTERS: dict[str, Callable[[Backend, pyo.ConcreteModel, _Settings], _Raw]] = {
+    "appsi": _solve_appsi,
+    "contrib": _solve_contrib,
+}
+"""One adapter per Pyomo solver API (:data:`topoopt.core.backends.Interface`)."""

@@ -23,6 +23,8 @@ from topoopt.core.seeding import normalize_seed
 from topoopt.core.status import SolutionStatus, TerminationReason
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     import numpy as np
 
     from topoopt.core.mip import MipOutcome
@@ -65,14 +67,29 @@ class Attempt:
 
 @dataclass
 class SolveContext:
-    """Per-call settings handed to :meth:`Solver._solve`."""
+    """Per-call settings handed to :meth:`Solver._solve`.
+
+    ``backend_options`` and ``log`` go verbatim to every MIP the solver solves (see
+    :func:`topoopt.core.mip.solve_model`); ``backend_options`` is checked against the backend
+    when the context is made, before any model is built.
+    """
 
     backend: str | None
     time_limit: float | None
     seed: int
     threads: int | None = None
     rel_gap: float = 0.0
+    backend_options: Mapping[str, Any] | None = None
+    log: bool | Callable[[str], None] = False
     started: float = field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.log, bool) or callable(self.log)):
+            raise InvalidOptionError(f"log: must be a bool or a callable, got {self.log!r}")
+        if self.backend is not None:
+            from topoopt.core.backends import check_backend_options
+
+            check_backend_options(self.backend, self.backend_options)
 
     @property
     def rng(self) -> np.random.Generator:
@@ -94,8 +111,8 @@ class SolveContext:
     def solve_model(
         self, model: Any, *, warmstart: bool = False, rel_gap: float | None = None
     ) -> MipOutcome:
-        """Solve a Pyomo model with this call's backend, remaining time, gap, threads and seed
-        (see :func:`topoopt.core.mip.solve_model`)."""
+        """Solve a Pyomo model with this call's backend, remaining time, gap, threads, seed,
+        backend options and log (see :func:`topoopt.core.mip.solve_model`)."""
         from topoopt.core.mip import solve_model
 
         left = self.time_left()
@@ -107,6 +124,8 @@ class SolveContext:
             threads=self.threads,
             seed=self.seed,
             warmstart=warmstart,
+            backend_options=self.backend_options,
+            log=self.log,
         )
 
     def exact_attempt(self, outcome: MipOutcome, solution: Any, build_s: float) -> Attempt:
@@ -189,6 +208,8 @@ class Solver(ABC):
         seed: int | None = None,
         threads: int | None = None,
         rel_gap: float = 0.0,
+        backend_options: Mapping[str, Any] | None = None,
+        log: bool | Callable[[str], None] = False,
         **options: Any,
     ) -> R:
         """Solve ``instance`` and return a checked :class:`Result` (of the family's type).
@@ -206,6 +227,15 @@ class Solver(ABC):
             Random seed (``None`` means :data:`~topoopt.core.seeding.DEFAULT_SEED`).
         threads, rel_gap
             Passed to the MIP backend (``rel_gap=0`` asks for proven optima).
+        backend_options
+            Options passed verbatim to the MIP backend under its own names (e.g.
+            ``{"mip_max_nodes": 100}`` for HiGHS, ``{"limits/nodes": 100}`` for SCIP), after
+            topoopt's settings so they win; checked against the backend before solving
+            (:class:`~topoopt.core.errors.InvalidOptionError` names a rejected option).
+        log
+            ``True`` streams the MIP backend's log to stdout; a callable receives each line of
+            it (to capture it). Both ``backend_options`` and ``log`` are ignored by solvers
+            that use no backend. See ``docs/mip.md``.
         **options
             Solver-specific options; see :meth:`option_defaults`.
         """
@@ -232,6 +262,8 @@ class Solver(ABC):
             seed=normalize_seed(seed),
             threads=threads,
             rel_gap=float(rel_gap),
+            backend_options=backend_options if self.uses_backend else None,
+            log=log,
         )
         attempt = self._solve(instance, ctx, **options)
         return cast(R, self._finish(family, instance, attempt, ctx))

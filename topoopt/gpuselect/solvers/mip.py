@@ -1,17 +1,24 @@
-"""``gpuselect/mip``: the exact MIP of :mod:`topoopt.gpuselect.formulations.profile_mip`."""
+"""``gpuselect/mip``: the exact MIP of :mod:`topoopt.gpuselect.formulations.profile_mip`.
+
+The formulation is imported when the solver runs, so importing this module does not import
+Pyomo. The MIP needs a structured bandwidth model (table, bottleneck, topology;
+:mod:`topoopt.gpuselect.structure`): :meth:`ProfileMipSolver.unsupported_reason` says so for
+any other model (e.g. a user callable), so ``topoopt.solve`` refuses such an instance with
+:class:`~topoopt.core.errors.UnsupportedInstanceError` and ``topoopt.solvers_for(instance)``
+leaves the solver out.
+"""
 
 from __future__ import annotations
 
-import time
-
+from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
-from topoopt.core.solver import Attempt, SolveContext, Solver
-from topoopt.gpuselect.formulations import profile_mip
+from topoopt.core.solver import Attempt, SolveContext
 from topoopt.gpuselect.instance import GpuSelectInstance
+from topoopt.gpuselect.models import StructuredBound
 
 
 @register_solver
-class MipSolver(Solver):
+class ProfileMipSolver(MipSolver):
     """Exact MIP for table, bottleneck and topology models (one-hot per host, epigraph min).
 
     Option ``choice``: ``"count"`` (default; each host picks a count, its best subset of that
@@ -22,13 +29,23 @@ class MipSolver(Solver):
     family = "gpuselect"
     exact = True
     gives_bound = True
-    uses_backend = True
+    formulation = "topoopt.gpuselect.formulations.profile_mip"
 
-    def _solve(self, instance: GpuSelectInstance, ctx: SolveContext, *,
-               choice: str = "count") -> Attempt:
-        t0 = time.perf_counter()
-        model = profile_mip.build(instance, choice)
-        build_s = time.perf_counter() - t0
-        out = ctx.solve_model(model)
-        solution = profile_mip.extract(model, instance) if out.has_solution else None
-        return ctx.exact_attempt(out, solution, build_s)
+    @classmethod
+    def unsupported_reason(cls, instance: GpuSelectInstance) -> str | None:
+        """Why the MIP cannot model ``instance``'s bandwidth, or ``None``.
+
+        The formulation linearises ``B(S) = min(min_h intra_h, inter(counts))``; a model
+        without that structure (a user callable, a learned surrogate) has no MIP.
+        """
+        if isinstance(instance.bound, StructuredBound):
+            return None
+        return (
+            f"the MIP needs a structured bandwidth model (table, bottleneck or topology), "
+            f"not {instance.bandwidth.kind!r}; use gpuselect/enumerate (exact) or a heuristic"
+        )
+
+    def _solve(
+        self, instance: GpuSelectInstance, ctx: SolveContext, *, choice: str = "count"
+    ) -> Attempt:
+        return self.attempt(ctx, self.run(instance, ctx, choice=choice))

@@ -24,9 +24,10 @@ A second valid inequality bounds the objective from below (**capacity bound**,
 ``k_1`` minipods, the fewest whose ``floor(f_j / size)`` sum to ``N``; any other solution
 has ``T >= 2`` and uses at least ``k_2`` minipods, the fewest whose free nodes sum to
 ``N * size``. Hence ``objective >= min(w_y k_1 + w_T, w_y k_2 + 2 w_T)``. Together with a MIP
-start built in closed form (:func:`warm_start`: whole units in the largest minipods, or units
-laid end to end through them) the solver can stop at the root whenever the start meets the
-bound; on setting (iii) this brings the solve from about 1 s to tens of milliseconds.
+start built in closed form (:func:`start_solution`: whole units in the largest minipods, or
+units laid end to end through them; :func:`warm_start` sets the variables from it) the solver
+can stop at the root whenever the start meets the bound; on setting (iii) this brings the solve
+from about 1 s to tens of milliseconds.
 
 The paper's share ``p[i,j]`` in [0, 1] with normalised capacity ``c_j = f_j / size`` is
 ``n[i,j] / size``; topoopt makes ``n[i,j]`` an **integer**, so every unit is split into
@@ -36,6 +37,9 @@ whole nodes and the placement is integral without repair.
 order (most used first) and gives them consecutive positions (stages for PP units, DP
 ranks for DP units), the paper's "continuous rank indices per minipod", so units with the
 same split line up and the other kind of group touches few minipods.
+
+The module follows the formulation protocol of :mod:`topoopt.core.formulation`
+(:func:`build`, :func:`extract`, :func:`warm_start`; data as ``Param`` s, module-level rules).
 """
 
 from __future__ import annotations
@@ -50,13 +54,30 @@ UNITS = ("pp", "dp")
 
 
 def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
-    """The coarse model of eq. 4–10 for scheduling unit ``unit`` (``"pp"`` or ``"dp"``)."""
+    """The coarse model of eq. 4–10 for scheduling unit ``unit`` (``"pp"`` or ``"dp"``).
+
+    Parameters
+    ----------
+    instance
+        The placement instance.
+    unit
+        ``"pp"`` (PP groups are the units, the paper's choice) or ``"dp"``.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Data as ``Param`` s (``unit``, ``size``, ``w_y``, ``w_T``, ``floor``, ``free``),
+        variables ``y, s, n, T``.
+    """
     if unit not in UNITS:
         raise InvalidOptionError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
     n_units, size, w_y, w_t = _shape(instance, unit)
     m = pyo.ConcreteModel(name=f"placement-coarse-{unit}-{instance.name}")
-    m.unit = unit
-    m.size = size
+    m.unit = pyo.Param(initialize=unit, within=pyo.Any)
+    m.size = pyo.Param(initialize=size, within=pyo.PositiveIntegers)
+    m.w_y = pyo.Param(initialize=w_y, within=pyo.NonNegativeReals)
+    m.w_T = pyo.Param(initialize=w_t, within=pyo.NonNegativeReals)
+    m.floor = pyo.Param(initialize=lower_bound(instance, unit), within=pyo.Reals)
     m.I = pyo.RangeSet(0, n_units - 1)
     m.J = pyo.RangeSet(0, instance.n_minipods - 1)
     m.free = pyo.Param(m.J, initialize=dict(enumerate(instance.capacities)))
@@ -69,30 +90,44 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     m.allocation = pyo.Constraint(m.I, rule=_allocation_rule)
     m.selection = pyo.Constraint(m.I, m.J, rule=_selection_rule)
     m.whole_unit_cut = pyo.Constraint(rule=_whole_unit_rule)
-    m.objective = pyo.Objective(expr=w_y * pyo.quicksum(m.y[j] for j in m.J) + w_t * m.T)
-    m.capacity_bound = pyo.Constraint(expr=m.objective.expr >= lower_bound(instance, unit))
+    m.objective = pyo.Objective(rule=_objective_rule)
+    m.capacity_bound = pyo.Constraint(rule=_capacity_bound_rule)
     return m
 
 
+def _objective_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """Eq. 4: ``w_y * sum_j y[j] + w_T * T``."""
+    return pyo.value(m.w_y) * pyo.quicksum(m.y[j] for j in m.J) + pyo.value(m.w_T) * m.T
+
+
+def _capacity_bound_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    return m.objective.expr >= pyo.value(m.floor)
+
+
 def _max_spread_rule(m: pyo.ConcreteModel, i: int) -> pyo.Expression:
+    """Eq. 5."""
     return pyo.quicksum(m.s[i, j] for j in m.J) <= m.T
 
 
 def _capacity_rule(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
+    """Eq. 6 (in nodes)."""
     return pyo.quicksum(m.n[i, j] for i in m.I) <= m.free[j] * m.y[j]
 
 
 def _allocation_rule(m: pyo.ConcreteModel, i: int) -> pyo.Expression:
-    return pyo.quicksum(m.n[i, j] for j in m.J) == m.size
+    """Eq. 7 (in nodes)."""
+    return pyo.quicksum(m.n[i, j] for j in m.J) == pyo.value(m.size)
 
 
 def _selection_rule(m: pyo.ConcreteModel, i: int, j: int) -> pyo.Expression:
-    return m.n[i, j] <= m.size * m.s[i, j]
+    """Eq. 8 (in nodes)."""
+    return m.n[i, j] <= pyo.value(m.size) * m.s[i, j]
 
 
 def _whole_unit_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    size = pyo.value(m.size)
     touches = pyo.quicksum(m.s[i, j] for i in m.I for j in m.J)
-    whole = pyo.quicksum((m.free[j] // m.size) * m.y[j] for j in m.J)
+    whole = pyo.quicksum((m.free[j] // size) * m.y[j] for j in m.J)
     return touches >= 2 * len(m.I) - whole
 
 
@@ -160,15 +195,29 @@ def start_counts(instance: PlacementInstance, unit: str) -> list[list[int]]:
     return min(candidates, key=lambda counts: _coarse_objective(counts, w_y, w_t))
 
 
-def warm_start(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
-    """Set every variable of ``model`` to :func:`start_counts` (a complete MIP start)."""
-    counts = start_counts(instance, model.unit)
+def start_solution(instance: PlacementInstance, unit: str = "pp") -> Placement:
+    """The closed-form start :func:`start_counts` as a placement (after rank assignment);
+    :func:`warm_start` turns it back into exactly those counts."""
+    return _placement(contiguous_ranks(start_counts(instance, unit)), unit)
+
+
+def warm_start(model: pyo.ConcreteModel, solution: Placement | PlacementInstance) -> None:
+    """Set every variable of ``model`` from a placement (a complete MIP start).
+
+    ``n[i, j]`` counts the nodes of unit ``i`` in minipod ``j``; ``s``, ``y`` and ``T``
+    follow. Given the instance instead of a placement, the start is :func:`start_solution`.
+    """
+    unit = str(pyo.value(model.unit))
+    if isinstance(solution, PlacementInstance):
+        solution = start_solution(solution, unit)
+    units = solution.matrix if unit == "pp" else solution.columns()
+    counts = [[list(group).count(j) for j in model.J] for group in units]
     for (i, j), var in model.n.items():
         var.set_value(counts[i][j])
         model.s[i, j].set_value(1 if counts[i][j] else 0)
     for j, var in model.y.items():
         var.set_value(1 if any(counts[i][j] for i in model.I) else 0)
-    model.T.set_value(max(sum(1 for n in unit if n) for unit in counts))
+    model.T.set_value(max(sum(1 for n in group if n) for group in counts))
 
 
 def unit_counts(model: pyo.ConcreteModel) -> list[list[int]]:
@@ -193,9 +242,13 @@ def contiguous_ranks(counts: list[list[int]]) -> list[list[int]]:
     return [[j for j in order for _ in range(unit[j])] for unit in counts]
 
 
-def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
-    """The placement of the loaded solution after rank assignment."""
-    units = contiguous_ranks(unit_counts(model))
-    if model.unit == "pp":
+def _placement(units: list[list[int]], unit: str) -> Placement:
+    """The placement whose PP groups (``unit="pp"``) or DP groups are ``units``."""
+    if unit == "pp":
         return Placement.from_rows(units)
     return Placement.from_rows(list(zip(*units, strict=True)))
+
+
+def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
+    """The placement of the loaded solution after rank assignment."""
+    return _placement(contiguous_ranks(unit_counts(model)), str(pyo.value(model.unit)))

@@ -11,16 +11,21 @@ columns ``c`` (DP groups), minipods ``j`` with free nodes ``f_j``.
   ``P >= K - 1 + w`` and ``K <= 1 + (M - 1) w``, so ``P = 0`` for ``K = 1`` and ``P >= K``
   otherwise. Because ``D`` is non-decreasing, ``max_r D(row_r) = D(max_r K_r)``.
 
-:func:`build` is the monolithic model ``min alpha * P_dp + beta * P_pp``.
-:func:`build_feasibility` fixes the target spreads: ``sum_j v[c,j] <= A`` and
-``sum_j u[r,j] <= B`` with a constant objective; the solver ``placement/exact-mip``
-(:mod:`topoopt.placement.solvers.exact`) uses it inside a decomposition over ``(A, B)``.
+:func:`build` is the monolithic model ``min alpha * P_dp + beta * P_pp`` (eq. 2).
+:func:`build_feasibility` (also ``build(instance, A, B)``) fixes the target spreads:
+``sum_j v[c,j] <= A`` and ``sum_j u[r,j] <= B`` with a constant objective; the solver
+``placement/exact-mip`` (:mod:`topoopt.placement.solvers.mip`) uses it inside a decomposition
+over ``(A, B)``.
+
+The module follows the formulation protocol of :mod:`topoopt.core.formulation`
+(:func:`build`, :func:`extract`, :func:`warm_start`; data as ``Param`` s, module-level rules).
 """
 
 from __future__ import annotations
 
 import pyomo.environ as pyo
 
+from topoopt.core.errors import InvalidOptionError
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 
@@ -82,32 +87,73 @@ def _row_order_rule(m: pyo.ConcreteModel, r: int) -> pyo.Expression:
     return first <= pyo.quicksum(j * m.x[r, 0, j] for j in m.J)
 
 
-def build(instance: PlacementInstance) -> pyo.ConcreteModel:
-    """The monolithic exact model: ``min alpha * P_dp + beta * P_pp`` (eq. 2 linearised).
+def _spread_dp_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``P_dp >= K_dp - 1 + w_dp`` (eq. 3 linearised: ``D(K) >= K`` when ``K >= 2``)."""
+    return m.P_dp >= m.K_dp - 1 + m.w_dp
+
+
+def _single_dp_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``K_dp <= 1 + (M - 1) w_dp`` (``w_dp = 0`` forces ``K_dp = 1``, where ``D = 0``)."""
+    return m.K_dp <= 1 + (pyo.value(m.n_pods) - 1) * m.w_dp
+
+
+def _spread_pp_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``P_pp >= K_pp - 1 + w_pp``."""
+    return m.P_pp >= m.K_pp - 1 + m.w_pp
+
+
+def _single_pp_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``K_pp <= 1 + (M - 1) w_pp``."""
+    return m.K_pp <= 1 + (pyo.value(m.n_pods) - 1) * m.w_pp
+
+
+def _score_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """Eq. 2: ``alpha * D(max column spread) + beta * D(max row spread)``."""
+    return pyo.value(m.alpha) * m.P_dp + pyo.value(m.beta) * m.P_pp
+
+
+def _constant_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    return 0.0
+
+
+def build(
+    instance: PlacementInstance, max_dp_use: int | None = None, max_pp_use: int | None = None
+) -> pyo.ConcreteModel:
+    """The monolithic exact model ``min alpha * P_dp + beta * P_pp`` (eq. 2 linearised), or
+    with target spreads the feasibility model of :func:`build_feasibility`.
 
     Parameters
     ----------
     instance
         The placement instance.
+    max_dp_use, max_pp_use
+        Target spreads ``A`` and ``B``; give both for the feasibility model.
 
     Returns
     -------
     pyomo.environ.ConcreteModel
-        With variables ``x, u, v, K_dp, K_pp, w_dp, w_pp, P_dp, P_pp``.
+        The monolithic model has variables ``x, u, v, K_dp, K_pp, w_dp, w_pp, P_dp, P_pp``.
     """
+    if max_dp_use is not None or max_pp_use is not None:
+        if max_dp_use is None or max_pp_use is None:
+            raise InvalidOptionError("max_dp_use, max_pp_use: give both target spreads or none")
+        return build_feasibility(instance, max_dp_use, max_pp_use)
     m = _assignment_core(instance, binary_usage=False)
     n_pods = instance.n_minipods
+    m.n_pods = pyo.Param(initialize=n_pods, within=pyo.PositiveIntegers)
+    m.alpha = pyo.Param(initialize=instance.alpha, within=pyo.NonNegativeReals)
+    m.beta = pyo.Param(initialize=instance.beta, within=pyo.NonNegativeReals)
     for dim in ("dp", "pp"):
         setattr(m, f"K_{dim}", pyo.Var(bounds=(1, n_pods)))
         setattr(m, f"w_{dim}", pyo.Var(domain=pyo.Binary))
         setattr(m, f"P_{dim}", pyo.Var(bounds=(0, n_pods)))
     m.row_count = pyo.Constraint(m.R, rule=_row_count_rule)
     m.col_count = pyo.Constraint(m.C, rule=_col_count_rule)
-    m.spread_dp = pyo.Constraint(expr=m.P_dp >= m.K_dp - 1 + m.w_dp)
-    m.single_dp = pyo.Constraint(expr=m.K_dp <= 1 + (n_pods - 1) * m.w_dp)
-    m.spread_pp = pyo.Constraint(expr=m.P_pp >= m.K_pp - 1 + m.w_pp)
-    m.single_pp = pyo.Constraint(expr=m.K_pp <= 1 + (n_pods - 1) * m.w_pp)
-    m.score = pyo.Objective(expr=instance.alpha * m.P_dp + instance.beta * m.P_pp)
+    m.spread_dp = pyo.Constraint(rule=_spread_dp_rule)
+    m.single_dp = pyo.Constraint(rule=_single_dp_rule)
+    m.spread_pp = pyo.Constraint(rule=_spread_pp_rule)
+    m.single_pp = pyo.Constraint(rule=_single_pp_rule)
+    m.score = pyo.Objective(rule=_score_rule)
     return m
 
 
@@ -121,12 +167,12 @@ def build_feasibility(
     non-decreasing), a valid symmetry cut because rows are interchangeable.
     """
     m = _assignment_core(instance, binary_usage=True)
-    m.max_dp_use = pyo.Param(initialize=max_dp_use)
-    m.max_pp_use = pyo.Param(initialize=max_pp_use)
+    m.max_dp_use = pyo.Param(initialize=max_dp_use, within=pyo.PositiveIntegers)
+    m.max_pp_use = pyo.Param(initialize=max_pp_use, within=pyo.PositiveIntegers)
     m.row_limit = pyo.Constraint(m.R, rule=_row_limit_rule)
     m.col_limit = pyo.Constraint(m.C, rule=_col_limit_rule)
     m.row_order = pyo.Constraint(m.R, rule=_row_order_rule)
-    m.score = pyo.Objective(expr=0.0)
+    m.score = pyo.Objective(rule=_constant_rule)
     return m
 
 
@@ -139,13 +185,13 @@ def warm_start(model: pyo.ConcreteModel, placement: Placement) -> None:
         var.set_value(1 if j in matrix[r] else 0)
     for (c, j), var in model.v.items():
         var.set_value(1 if any(row[c] == j for row in matrix) else 0)
-    if hasattr(model, "K_dp"):
+    if model.find_component("K_dp") is not None:  # the monolithic model
         k_dp = max(len({row[c] for row in matrix}) for c in model.C)
         k_pp = max(len(set(row)) for row in matrix)
         for dim, k in (("dp", k_dp), ("pp", k_pp)):
-            getattr(model, f"K_{dim}").set_value(k)
-            getattr(model, f"w_{dim}").set_value(1 if k >= 2 else 0)
-            getattr(model, f"P_{dim}").set_value(k if k >= 2 else 0)
+            model.component(f"K_{dim}").set_value(k)
+            model.component(f"w_{dim}").set_value(1 if k >= 2 else 0)
+            model.component(f"P_{dim}").set_value(k if k >= 2 else 0)
 
 
 def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:

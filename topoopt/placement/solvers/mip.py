@@ -1,20 +1,23 @@
 """MIP solvers of the placement family: ``placement/coarse-mip`` and ``placement/exact-mip``.
 
-Both drive a Pyomo model from :mod:`topoopt.placement.formulations` through the backend
-driver :func:`topoopt.core.mip.solve_model`.
+Both are :class:`~topoopt.core.formulation.MipSolver` s over a formulation of
+:mod:`topoopt.placement.formulations` (imported when they solve, so this module does not import
+Pyomo); what is theirs is the choice of scheduling unit (coarse) and the decomposition over
+target spreads (exact).
 """
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
+from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
-from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
-from topoopt.placement.formulations import coarse, exact
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, evaluate
+from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
 from topoopt.placement.targets import (
     CountingBound,
     TargetPair,
@@ -23,11 +26,13 @@ from topoopt.placement.targets import (
     monochrome_rows,
     target_pairs,
 )
-from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
+
+UNITS = ("pp", "dp")
+"""Scheduling units of the coarse model (``topoopt.placement.formulations.coarse.UNITS``)."""
 
 
 @register_solver
-class CoarseMipSolver(Solver):
+class CoarseMipSolver(MipSolver):
     """Arnold's coarse MIP (eq. 4–10) with integral node counts, then rank assignment.
 
     Options: ``unit`` = ``"pp"`` (PP groups are the scheduling unit, the paper's choice),
@@ -36,39 +41,41 @@ class CoarseMipSolver(Solver):
 
     name = "placement/coarse-mip"
     family = "placement"
-    uses_backend = True
+    formulation = "topoopt.placement.formulations.coarse"
+
+    def start(self, instance: PlacementInstance, *, unit: str = "pp", **opts: Any) -> Placement:
+        """The closed-form start of ``unit`` (whole units, or units laid end to end)."""
+        from topoopt.placement.formulations.coarse import start_solution
+
+        return start_solution(instance, unit)
 
     def _solve(
         self, instance: PlacementInstance, ctx: SolveContext, *, unit: str = "pp"
     ) -> Attempt:
-        if unit not in ("pp", "dp", "auto"):
+        if unit not in (*UNITS, "auto"):
             raise InvalidOptionError(f"unit: must be 'pp', 'dp' or 'auto', got {unit!r}")
-        units = coarse.UNITS if unit == "auto" else (unit,)
+        units = UNITS if unit == "auto" else (unit,)
         best: tuple[float, Placement] | None = None
         build_s = solve_s = 0.0
         notes = []
         termination = TerminationReason.COMPLETED
         for u in units:
-            t0 = time.perf_counter()
-            model = coarse.build(instance, u)
-            coarse.warm_start(model, instance)
-            build_s += time.perf_counter() - t0
-            out = ctx.solve_model(model, warmstart=True)
-            t1 = time.perf_counter()
+            run = self.run(instance, ctx, unit=u)
+            out = run.outcome
+            build_s += run.build_s
+            solve_s += run.solve_s
             if out.termination is not TerminationReason.OPTIMAL:
                 termination = out.termination
-            if out.has_solution:
-                placement = coarse.extract(model, instance)
-                score = evaluate(instance, placement)
+            if run.solution is not None:
+                score = evaluate(instance, run.solution)
                 notes.append(
                     f"unit {u}: coarse objective {out.objective:g} ({out.termination}), "
                     f"exact score {score:g}"
                 )
                 if best is None or score < best[0]:
-                    best = (score, placement)
+                    best = (score, run.solution)
             else:
                 notes.append(f"unit {u}: no solution ({out.message})")
-            solve_s += out.solve_s + (time.perf_counter() - t1)
         return Attempt(
             solution=None if best is None else best[1],
             termination=termination,
@@ -79,7 +86,7 @@ class CoarseMipSolver(Solver):
 
 
 @register_solver
-class ExactMipSolver(Solver):
+class ExactMipSolver(MipSolver):
     """Exact optimum of the score (eq. 2–3) by MIP.
 
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
@@ -87,14 +94,19 @@ class ExactMipSolver(Solver):
     a counting relaxation or realised by a block construction, and only the rest go to the
     feasibility MIP; the first feasible pair is optimal. ``method="monolithic"`` solves the
     single model of :func:`topoopt.placement.formulations.exact.build` (slow at scale; kept as
-    the reference formulation). See ``docs/placement.md``.
+    the reference formulation), warm started from the best constructive placement. See
+    ``docs/placement.md``.
     """
 
     name = "placement/exact-mip"
     family = "placement"
     exact = True
     gives_bound = True
-    uses_backend = True
+    formulation = "topoopt.placement.formulations.exact"
+
+    def start(self, instance: PlacementInstance, **opts: Any) -> Placement | None:
+        """The constructive incumbent for the monolithic model; none for a feasibility model."""
+        return None if opts else _constructive_incumbent(instance)
 
     def _solve(
         self, instance: PlacementInstance, ctx: SolveContext, *, method: str = "decompose"
@@ -102,18 +114,8 @@ class ExactMipSolver(Solver):
         if method == "decompose":
             return self._decompose(instance, ctx)
         if method == "monolithic":
-            return self._monolithic(instance, ctx)
+            return self.attempt(ctx, self.run(instance, ctx))
         raise InvalidOptionError(f"method: must be 'decompose' or 'monolithic', got {method!r}")
-
-    def _monolithic(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
-        t0 = time.perf_counter()
-        model = exact.build(instance)
-        start = _constructive_incumbent(instance)
-        exact.warm_start(model, start)
-        build_s = time.perf_counter() - t0
-        out = ctx.solve_model(model, warmstart=True)
-        solution = exact.extract(model, instance) if out.has_solution else None
-        return ctx.exact_attempt(out, solution, build_s)
 
     def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         counting = CountingBound(instance)
@@ -138,14 +140,20 @@ class ExactMipSolver(Solver):
                     decided["block design"] += 1
                 else:
                     decided["MIP"] += 1
-                    t0 = time.perf_counter()
-                    model = exact.build_feasibility(instance, pair.max_dp_use, pair.max_pp_use)
-                    build_s += time.perf_counter() - t0
-                    out = ctx.solve_model(model, rel_gap=0.0)
-                    solve_s += out.solve_s
-                    if out.has_solution:
-                        found = exact.extract(model, instance)
-                    elif out.termination is not TerminationReason.INFEASIBLE:
+                    run = self.run(
+                        instance,
+                        ctx,
+                        rel_gap=0.0,
+                        max_dp_use=pair.max_dp_use,
+                        max_pp_use=pair.max_pp_use,
+                    )
+                    build_s += run.build_s
+                    solve_s += run.solve_s
+                    found = run.solution
+                    if (
+                        found is None
+                        and run.outcome.termination is not TerminationReason.INFEASIBLE
+                    ):
                         return self._give_up(instance, pair, decided, build_s, solve_s)
             if found is not None:
                 return Attempt(

@@ -1,0 +1,203 @@
+"""The formulation protocol and :class:`MipSolver`, the one generic solver over a formulation.
+
+A *formulation* is a module with three functions (:class:`Formulation`)::
+
+    build(instance, **opts) -> pyomo.environ.ConcreteModel
+    extract(model, instance) -> solution          # from the loaded variable values
+    warm_start(model, solution) -> None           # set every variable from a solution
+
+Rules every formulation follows, so that a model is plain data (and pickles, e.g. to hand it
+to another process):
+
+* instance data lives on the model as Pyomo ``Param`` and ``Set`` components, never as plain
+  dicts, lists or Python objects set as model attributes (a string-valued ``Param`` with
+  ``within=Any`` is fine);
+* constraint and objective rules are module-level functions, never lambdas or closures;
+* Pyomo is imported by the formulation module only, and solver modules import the formulation
+  when they solve (:attr:`MipSolver.formulation` is a module path), so ``import topoopt`` and
+  the heuristics never import Pyomo;
+* the module docstring writes out the mathematics, citing the paper's equation numbers.
+
+:class:`MipSolver` builds the model, warm starts it when :meth:`MipSolver.start` gives a
+solution, solves it through :meth:`SolveContext.solve_model
+<topoopt.core.solver.SolveContext.solve_model>` (backend, time limit, gap, threads, seed,
+``backend_options``, ``log``), extracts the solution and returns the :class:`Attempt`: exact
+(termination, bound and proof from the backend) when the solver class says ``exact = True``,
+otherwise a heuristic attempt without a bound. ``docs/mip.md`` shows how to write one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
+
+from topoopt.core.errors import TopooptError
+from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.status import TerminationReason
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+    from topoopt.core.mip import MipOutcome
+
+PROTOCOL_FUNCTIONS = ("build", "extract", "warm_start")
+"""The functions a formulation module provides."""
+
+
+class Formulation(Protocol):
+    """What a formulation module provides (a module satisfies this protocol structurally)."""
+
+    def build(self, instance: Any, /, **opts: Any) -> pyo.ConcreteModel:
+        """The Pyomo model of ``instance``; ``opts`` select variants (e.g. ``unit="dp"``)."""
+        ...
+
+    def extract(self, model: pyo.ConcreteModel, instance: Any, /) -> Any:
+        """The family's solution encoded by the values loaded into ``model``'s variables."""
+        ...
+
+    def warm_start(self, model: pyo.ConcreteModel, solution: Any, /) -> None:
+        """Set ``model``'s variables to the values of ``solution`` (a MIP start)."""
+        ...
+
+
+def load_formulation(path: str) -> Formulation:
+    """Import the formulation module ``path`` and check it provides the protocol.
+
+    Raises
+    ------
+    TopooptError
+        When a protocol function is missing.
+    """
+    module: ModuleType = importlib.import_module(path)
+    missing = [f for f in PROTOCOL_FUNCTIONS if not callable(getattr(module, f, None))]
+    if missing:
+        raise TopooptError(
+            f"formulation {path!r} does not provide {', '.join(missing)} (see "
+            "topoopt.core.formulation.Formulation)"
+        )
+    return cast(Formulation, module)
+
+
+@dataclass(frozen=True)
+class MipRun:
+    """One model built, solved and read back by :meth:`MipSolver.run`.
+
+    Attributes
+    ----------
+    model
+        The solved model (incumbent values loaded when there is one).
+    outcome
+        What the backend reported.
+    solution
+        The extracted solution, or ``None`` without an incumbent.
+    build_s
+        Build and warm-start time.
+    solve_s
+        Backend time plus extraction time.
+    """
+
+    model: Any
+    outcome: MipOutcome
+    solution: Any
+    build_s: float
+    solve_s: float
+
+
+class MipSolver(Solver):
+    """A solver that builds a formulation, solves it with the MIP backend and extracts it.
+
+    Subclasses set :attr:`formulation` (and ``name``, ``family``, ``exact``, ``gives_bound``);
+    solvers with options override :meth:`Solver._solve` with keyword-only options and call
+    :meth:`run` and :meth:`attempt`; a MIP start comes from :meth:`start`.
+
+    Attributes
+    ----------
+    formulation
+        Module path of the formulation, imported at solve time (so registering the solver
+        does not import Pyomo).
+
+    Examples
+    --------
+    A minimal exact MIP solver (registration omitted)::
+
+        class KnapsackMip(MipSolver):
+            name = "knapsack/mip"
+            family = "knapsack"
+            exact = gives_bound = True
+            formulation = "knapsack_pkg.formulation"
+    """
+
+    formulation: ClassVar[str]
+    uses_backend: ClassVar[bool] = True
+
+    def _solve(self, instance: Any, ctx: SolveContext) -> Attempt:
+        return self.attempt(ctx, self.run(instance, ctx))
+
+    @classmethod
+    def load(cls) -> Formulation:
+        """The formulation module (imported on first use)."""
+        return load_formulation(cls.formulation)
+
+    def start(self, instance: Any, **opts: Any) -> Any | None:
+        """A solution to warm start the model built with ``opts`` from, or ``None`` (default)."""
+        return None
+
+    def run(
+        self, instance: Any, ctx: SolveContext, *, rel_gap: float | None = None, **opts: Any
+    ) -> MipRun:
+        """Build the formulation with ``opts``, warm start it, solve it and extract a solution.
+
+        Parameters
+        ----------
+        instance
+            The instance.
+        ctx
+            The call's settings (backend, remaining time, ...).
+        rel_gap
+            Overrides the call's relative gap for this model (e.g. ``0`` for a feasibility
+            model).
+        **opts
+            Passed to the formulation's ``build`` and to :meth:`start`.
+        """
+        formulation = self.load()
+        t0 = time.perf_counter()
+        model = formulation.build(instance, **opts)
+        start = self.start(instance, **opts)
+        if start is not None:
+            formulation.warm_start(model, start)
+        build_s = time.perf_counter() - t0
+        outcome = ctx.solve_model(model, warmstart=start is not None, rel_gap=rel_gap)
+        t1 = time.perf_counter()
+        solution = formulation.extract(model, instance) if outcome.has_solution else None
+        return MipRun(
+            model=model,
+            outcome=outcome,
+            solution=solution,
+            build_s=build_s,
+            solve_s=outcome.solve_s + (time.perf_counter() - t1),
+        )
+
+    def attempt(self, ctx: SolveContext, run: MipRun) -> Attempt:
+        """The :class:`Attempt` of one run: for an exact solver the backend's termination,
+        bound and proof (:meth:`SolveContext.exact_attempt`); otherwise ``COMPLETED`` when the
+        backend finished (any other termination is kept), without a bound."""
+        if self.exact:
+            return ctx.exact_attempt(run.outcome, run.solution, run.build_s)
+        termination = run.outcome.termination
+        return Attempt(
+            solution=run.solution,
+            termination=(
+                TerminationReason.COMPLETED
+                if termination is TerminationReason.OPTIMAL
+                else termination
+            ),
+            build_s=run.build_s,
+            solve_s=run.solve_s,
+            message=run.outcome.message,
+        )
+
+
+__all__ = ["PROTOCOL_FUNCTIONS", "Formulation", "MipRun", "MipSolver", "load_formulation"]
