@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import html
+import re
+import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bench.factories import rec
 from topoopt.bench import analysis as an
-from topoopt.bench.document import Plot, Section, Table, Text, plots, render_html, render_markdown
-from topoopt.bench.report import build_report, instance_tables, write_report
-from topoopt.bench.report import tag_tables
+from topoopt.bench.document import (
+    Plot,
+    Section,
+    Table,
+    Text,
+    escape_markdown,
+    plots,
+    render_html,
+    render_markdown,
+)
+from topoopt.bench.report import build_report, instance_tables, tag_tables, write_report
 from topoopt.bench.sections import SectionContext, family_sections, family_size_figure
+from topoopt.cli import main
 from topoopt.gpuselect.report import cluster_tag, gbe_section
 from topoopt.placement.report import spreads_section
 
@@ -149,10 +164,13 @@ def test_report_has_environment_main_table_family_section_and_failures() -> None
     names = [p.name for p in plots(doc)]
     assert len(names) == len(set(names))
 
-    html = render_html(doc, "t")
+    page = render_html(doc, "t")
     tables = sum(line.startswith("|---") for line in md.splitlines())
-    assert html.count("<table>") == tables > 5
-    assert "<code>topoopt report r.jsonl --out rep</code>" in html
+    assert page.count("<table>") == tables > 5
+    assert page.count("<table>\n<caption>") == md.count("*\n\n| ") > 5
+    assert page.count('<figure><img src="figures/') == page.count("<figcaption>") == len(names)
+    assert '<td style="text-align:right">3</td>' in page
+    assert "<code>topoopt report r.jsonl --out rep</code>" in page
 
 
 def test_a_family_with_several_suites_gets_its_section_over_all_of_them() -> None:
@@ -174,6 +192,21 @@ def test_markdown_tables_align_numbers_and_escape_pipes() -> None:
     assert "|---|---:|" in md and "a\\|b" in md and "*cap*" in md
 
 
+def test_html_captions_belong_to_their_table_or_figure() -> None:
+    figure = Plot("p", "P", "x", "y", ())  # no caption: the table's caption comes next
+    table = Table(("a",), (("1",),), "T cap")
+    captioned = Plot("q", "Q", "x", "y", (), caption="Q cap")
+    page = render_html([Section("S", (figure, table, captioned))], "t")
+    body = page[page.index("<h1>") : page.index("</body>")].replace("\n", "")
+    assert body.startswith(
+        '<h1>S</h1><figure><img src="figures/p.png" alt="P" /></figure>'
+        "<table><caption>T cap</caption><thead>"
+    )
+    assert body.endswith(
+        '</table><figure><img src="figures/q.png" alt="Q" /><figcaption>Q cap</figcaption></figure>'
+    )
+
+
 def test_write_report_is_reproducible(tmp_path: Path) -> None:
     records = _placement_records()
     first = write_report(records, tmp_path / "one", sources=["r.jsonl"])
@@ -189,9 +222,10 @@ def test_write_report_is_reproducible(tmp_path: Path) -> None:
         assert (tmp_path / "one/figures" / name).read_bytes() == (
             tmp_path / "two/figures" / name
         ).read_bytes()
-    md_one = (tmp_path / "one" / "report.md").read_text().replace(str(tmp_path / "one"), "X")
-    md_two = (tmp_path / "two" / "report.md").read_text().replace(str(tmp_path / "two"), "X")
-    assert md_one == md_two
+    for report in ("report.md", "report.html"):  # the out folder is in the command line
+        one = (tmp_path / "one" / report).read_text().replace(str(tmp_path / "one"), "X")
+        two = (tmp_path / "two" / report).read_text().replace(str(tmp_path / "two"), "X")
+        assert one == two
 
 
 def test_instance_table_marks_time_limits_and_failures() -> None:
@@ -209,3 +243,77 @@ def test_instance_table_marks_time_limits_and_failures() -> None:
         ("b", "-", "", "- (timeout)", ""),
     )
     assert times.rows[1] == ("b", "", "1", "")
+
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+def test_names_from_records_cannot_inject_markup() -> None:
+    records = _placement_records()
+    for r in records[2:4]:  # one failed run: the name also enters the failures table
+        r["instance"] = SCRIPT
+        r["tags"]["setting"] = "[x](javascript:alert(1))"
+    records[2]["message"] = "<img src=x onerror=alert(1)> | *not* a column"
+    records.append(rec("x", "heur", 3.0, status="optimal", backend="<b>"))
+    records.append(rec("x", "mip", 2.0))  # beats heur's optimality claim: a Text naming it
+    doc = build_report(records)
+    md, page = render_markdown(doc), render_html(doc, "<title>")
+
+    assert "<script" not in page.lower() and "<img src=x" not in page and "<b>" not in page
+    assert 'href="javascript' not in page
+    assert page.count(html.escape(SCRIPT, quote=False)) == md.count(escape_markdown(SCRIPT)) > 1
+    assert "<title>&lt;title&gt;</title>" in page
+    assert "<td>&lt;img src=x onerror=alert(1)&gt; | *not* a column</td>" in page
+    assert "(a solver bug): x heur[&lt;b&gt;].</p>" in page
+    assert SCRIPT not in md and "<b>" not in md and "[x](javascript" not in md
+    assert "setting = \\[x\\](javascript:alert(1)) |" in md
+    assert "| \\<img src=x onerror=alert(1)\\> \\| \\*not\\* a column |" in md
+
+
+_PLAIN = st.text(
+    st.one_of(
+        st.sampled_from(list("\\`*_[]<>|$~&#!-+=.()1 :/\"'")),
+        st.characters(exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp")),
+    ),
+    min_size=1,
+    max_size=40,
+).map(str.strip)
+
+
+def _shown(page: str, tag: str) -> list[str]:
+    return [html.unescape(m) for m in re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", page, re.S)]
+
+
+@given(_PLAIN.filter(bool))
+def test_any_text_shows_in_the_html_as_written(text: str) -> None:
+    paragraph = text.replace("`", "'")  # a pair of backticks in a paragraph is a code span
+    doc = [
+        Section(
+            text,
+            (
+                Text(paragraph),
+                Table(("c",), ((text,),), text),
+                Plot("p", text, "x", "y", (), caption=text),
+            ),
+        )
+    ]
+    page = render_html(doc, "t")
+    assert _shown(page, "h1") == [text]
+    assert _shown(page, "p") == [paragraph]
+    assert _shown(page, "td") == _shown(page, "caption") == _shown(page, "figcaption") == [text]
+    assert [html.unescape(a) for a in re.findall(r'alt="(.*?)"', page)] == [text]
+
+
+@pytest.mark.parametrize("module", ["matplotlib", "markdown_it"])
+def test_report_without_the_extra_is_a_one_line_error(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed: imports fail
+    results = tmp_path / "r.jsonl"
+    results.write_text("")
+    result = CliRunner().invoke(main, ["report", str(results), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: topoopt report needs the report extra: pip install 'topoopt[report]'\n"
+    )
+    assert not (tmp_path / "rep").exists()

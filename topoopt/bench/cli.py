@@ -352,7 +352,13 @@ def bench(
 @click.option("--title", default="topoopt solver comparison", show_default=True)
 def report(results: tuple[str, ...], out_dir: str, shift: float, title: str) -> None:
     """Write a solver comparison report (Markdown, HTML, PNG plots) from RESULTS files."""
-    from topoopt.bench.report import write_report  # matplotlib: only load it when reporting
+    from importlib.util import find_spec
+
+    # The report extra, looked up without importing it, before any record is read.
+    if any(find_spec(module) is None for module in ("matplotlib", "markdown_it")):
+        _fail("topoopt report needs the report extra: pip install 'topoopt[report]'")
+        return
+    from topoopt.bench.report import write_report
 
     try:
         records = read_many(results)

@@ -57,7 +57,7 @@ RecordKey = tuple[str, str, str, str | None, int, int]
 ERROR_STATUS = "error"
 """``status`` of a record whose run produced no result (timeout, crash, exception, memory)."""
 
-VERSIONED_PACKAGES = ("pyomo", "highspy", "pyscipopt", "gurobipy", "numpy", "scipy")
+VERSIONED_PACKAGES = ("pyomo", "highspy", "pyscipopt", "gurobipy", "numpy", "networkx")
 """Packages whose versions go into every record (``None`` when not installed)."""
 
 
