@@ -86,3 +86,32 @@ def test_solvers_lists_the_registry():
     names = {row["name"] for row in json.loads(out.output)}
     assert names == {info.name for info in topoopt.solvers_for("placement")}
     assert CliRunner().invoke(main, ["solvers", "nofamily"]).exit_code == 2
+
+
+TIMINGS = {"total_s", "build_s", "solve_s"}
+
+
+@pytest.mark.parametrize("solver", ["placement/exact-mip", "placement/best-fit"])
+def test_solve_json_equals_result_to_dict(instance_file, solver):
+    out = CliRunner().invoke(main, ["solve", instance_file, "-s", solver, "--json"])
+    assert out.exit_code == 0, out.output
+    printed = json.loads(out.output)
+    expected = topoopt.solve(topoopt.load(instance_file), solver).to_dict()
+    assert set(printed) == set(expected)
+    assert {k: v for k, v in printed.items() if k not in TIMINGS} == {
+        k: v for k, v in expected.items() if k not in TIMINGS
+    }
+
+
+def test_solvers_of_an_instance_file(instance_file):
+    out = CliRunner().invoke(main, ["solvers", instance_file, "--json"])
+    assert out.exit_code == 0, out.output
+    names = {row["name"] for row in json.loads(out.output)}
+    assert names == {info.name for info in topoopt.solvers_for(topoopt.load(instance_file))}
+    assert "placement/exact-mip" in names
+
+
+def test_plugin_that_cannot_be_imported_is_one_line(instance_file):
+    out = CliRunner().invoke(main, ["--plugin", "no_such_module", "solvers"])
+    assert out.exit_code == 2
+    assert out.output.startswith("error: plugin 'no_such_module' cannot be imported")
