@@ -6,7 +6,8 @@ seed and time limit; the new objective must equal the recorded one (relative tol
 1e-6) and an optimal record must be optimal again. Records of solvers in ``--skip`` are left
 out (e.g. slow oracles). Prints one line per mismatch and a summary; exit status 1 on any.
 
-    python benchmarks/reproduce.py benchmarks/placement/arnold-paper.jsonl --skip placement/enumerate
+    python benchmarks/reproduce.py benchmarks/placement/arnold-paper.jsonl \
+        --skip placement/enumerate
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             same = result.objective is not None and math.isclose(
                 result.objective, record["objective"], rel_tol=1e-6, abs_tol=1e-9
             )
-            if not same or (record["status"] == "optimal" and not result.status.label == "optimal"):
+            if not same or (record["status"] == "optimal" and result.status.label != "optimal"):
                 mismatches += 1
                 print(
                     f"MISMATCH {record['instance']} {record['solver']}[{record['backend']}]: "

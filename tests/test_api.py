@@ -86,3 +86,12 @@ def test_relative_gap_conventions():
     assert relative_gap(None, 1.0, Sense.MINIMIZE) == math.inf
     assert relative_gap(10.0, 12.0, Sense.MAXIMIZE) == pytest.approx(0.2)
     assert relative_gap(1.0, 1.0 + 1e-12, Sense.MINIMIZE) == 0.0
+
+
+def test_every_family_tags_its_examples():
+    """Tags are plain strings (they go into every benchmark record)."""
+    for name in topoopt.families():
+        family = topoopt.get_family(name)
+        for instance in family.examples():
+            tags = family.tags(instance)
+            assert tags and all(isinstance(k, str) and isinstance(v, str) for k, v in tags.items())

@@ -50,9 +50,10 @@ def main() -> None:
         if not (ROOT.parent / "shared" / "data" / "hosts").is_dir():
             print(f"skipped protocol-measured-{cluster}: ../shared/data/hosts not found")
             continue
-        write(f"protocol-measured-{cluster}",
-                  lambda c=cluster: protocol(seed=0, cluster=c, scenarios=1,
-                                             data_dir=DATA_FROM_SUITE))
+        write(
+            f"protocol-measured-{cluster}",
+            lambda c=cluster: protocol(seed=0, cluster=c, scenarios=1, data_dir=DATA_FROM_SUITE),
+        )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,15 @@ from topoopt.gpuselect.generate import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "hosts"
-SOLVERS = ("gpuselect/hybrid", "gpuselect/eha", "gpuselect/pts", "gpuselect/mip",
-           "gpuselect/topo", "gpuselect/default", "gpuselect/random")
+SOLVERS = (
+    "gpuselect/hybrid",
+    "gpuselect/eha",
+    "gpuselect/pts",
+    "gpuselect/mip",
+    "gpuselect/topo",
+    "gpuselect/default",
+    "gpuselect/random",
+)
 VARIANTS = {  # name: (cluster, gpus_per_nic)
     "h100": ("h100", None),
     "h100-nic4": ("h100", 4),
@@ -39,10 +46,20 @@ VARIANTS = {  # name: (cluster, gpus_per_nic)
     "het-ra": ("het-ra", None),
     "het-va": ("het-va", None),
 }
-PAPER = {"h100": {"hybrid": (96.99, 3.01), "topo": (84.53, 15.93), "default": (75.33, 29.74),
-                  "random": (66.75, 53.30)},
-         "het-4mix": {"hybrid": (89.9, 2.1), "topo": (58.9, 7.9), "default": (51.0, 11.9),
-                      "random": (47.0, 14.7)}}
+PAPER = {
+    "h100": {
+        "hybrid": (96.99, 3.01),
+        "topo": (84.53, 15.93),
+        "default": (75.33, 29.74),
+        "random": (66.75, 53.30),
+    },
+    "het-4mix": {
+        "hybrid": (89.9, 2.1),
+        "topo": (58.9, 7.9),
+        "default": (51.0, 11.9),
+        "random": (47.0, 14.7),
+    },
+}
 
 
 def run_variant(args: tuple[str, str, int, int, int]) -> list[dict]:
@@ -50,8 +67,14 @@ def run_variant(args: tuple[str, str, int, int, int]) -> list[dict]:
     variant, data_dir, scenarios, kmax, seed = args
     cluster, nic = VARIANTS[variant]
     rows = []
-    for inst in protocol(seed=seed, cluster=cluster, scenarios=scenarios,
-                         ks=range(1, kmax + 1), data_dir=data_dir, gpus_per_nic=nic):
+    for inst in protocol(
+        seed=seed,
+        cluster=cluster,
+        scenarios=scenarios,
+        ks=range(1, kmax + 1),
+        data_dir=data_dir,
+        gpus_per_nic=nic,
+    ):
         best = topoopt.solve(inst, "gpuselect/enumerate").objective
         for s, solver in enumerate(SOLVERS):
             t0 = time.perf_counter()
@@ -59,10 +82,20 @@ def run_variant(args: tuple[str, str, int, int, int]) -> list[dict]:
             elapsed = time.perf_counter() - t0
             value = result.objective
             gbe = 1.0 if inst.k == 1 or best <= 0 else value / best
-            rows.append({"variant": variant, "k": inst.k, "instance": inst.name,
-                         "solver": solver.split("/")[1], "bandwidth": value, "optimum": best,
-                         "gbe": gbe, "loss": best - value, "time_s": elapsed,
-                         "status": result.status.label})
+            rows.append(
+                {
+                    "variant": variant,
+                    "k": inst.k,
+                    "instance": inst.name,
+                    "solver": solver.split("/")[1],
+                    "bandwidth": value,
+                    "optimum": best,
+                    "gbe": gbe,
+                    "loss": best - value,
+                    "time_s": elapsed,
+                    "status": result.status.label,
+                }
+            )
     return rows
 
 
@@ -75,18 +108,27 @@ def write_reports(rows: list[dict], out: Path, command: str) -> None:
     by = defaultdict(list)
     for r in rows:
         by[r["variant"], r["solver"]].append(r)
-    lines = ["# gpuselect — BandPilot evaluation protocol (Table 2 layout)", "",
-             f"Command: `{command}`", "",
-             "Mean over k = 1..32 and 50 seeded availability scenarios per k. GBE = B(S)/B(S*) "
-             "(eq. 4), loss = B(S*) - B(S) in GB/s; time is the wall time of one "
-             "`topoopt.solve` call (search, evaluation and check).", ""]
+    lines = [
+        "# gpuselect — BandPilot evaluation protocol (Table 2 layout)",
+        "",
+        f"Command: `{command}`",
+        "",
+        "Mean over k = 1..32 and 50 seeded availability scenarios per k. GBE = B(S)/B(S*) "
+        "(eq. 4), loss = B(S*) - B(S) in GB/s; time is the wall time of one "
+        "`topoopt.solve` call (search, evaluation and check).",
+        "",
+    ]
     for variant in VARIANTS:
         solvers = [s for s in (x.split("/")[1] for x in SOLVERS) if (variant, s) in by]
         if not solvers:
             continue
-        lines += [f"## {variant}", "", "| solver | mean GBE (%) | mean BW loss (GB/s) | "
-                  "GBE = 100 % (share) | mean time (ms) | max time (ms) | paper GBE / loss |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {variant}",
+            "",
+            "| solver | mean GBE (%) | mean BW loss (GB/s) | "
+            "GBE = 100 % (share) | mean time (ms) | max time (ms) | paper GBE / loss |",
+            "|---|---|---|---|---|---|---|",
+        ]
         paper = PAPER.get(variant.split("-nic")[0], {})
         for s in solvers:
             rs = by[variant, s]
@@ -97,7 +139,8 @@ def write_reports(rows: list[dict], out: Path, command: str) -> None:
                 f"{mean([r['loss'] for r in rs]):.2f} | "
                 f"{100 * mean([float(r['gbe'] >= 1 - 1e-9) for r in rs]):.1f} % | "
                 f"{1000 * mean([r['time_s'] for r in rs]):.1f} | "
-                f"{1000 * max(r['time_s'] for r in rs):.1f} | {ref_text} |")
+                f"{1000 * max(r['time_s'] for r in rs):.1f} | {ref_text} |"
+            )
         lines.append("")
     (out / "table2.md").write_text("\n".join(lines))
     per_k = defaultdict(list)
@@ -107,9 +150,16 @@ def write_reports(rows: list[dict], out: Path, command: str) -> None:
         writer = csv.writer(fh)
         writer.writerow(["variant", "solver", "k", "mean_gbe", "mean_loss_gbps", "mean_time_ms"])
         for (variant, s, k), rs in sorted(per_k.items()):
-            writer.writerow([variant, s, k, f"{mean([r['gbe'] for r in rs]):.4f}",
-                             f"{mean([r['loss'] for r in rs]):.3f}",
-                             f"{1000 * mean([r['time_s'] for r in rs]):.2f}"])
+            writer.writerow(
+                [
+                    variant,
+                    s,
+                    k,
+                    f"{mean([r['gbe'] for r in rs]):.4f}",
+                    f"{mean([r['loss'] for r in rs]):.3f}",
+                    f"{1000 * mean([r['time_s'] for r in rs]):.2f}",
+                ]
+            )
     plot(per_k, out)
 
 
@@ -120,8 +170,10 @@ def plot(per_k: dict, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     variants = sorted({v for v, _, _ in per_k}, key=list(VARIANTS).index)
-    for metric, fname, label in (("gbe", "gbe_vs_k.png", "mean GBE"),
-                                 ("loss", "loss_vs_k.png", "mean bandwidth loss (GB/s)")):
+    for metric, fname, label in (
+        ("gbe", "gbe_vs_k.png", "mean GBE"),
+        ("loss", "loss_vs_k.png", "mean bandwidth loss (GB/s)"),
+    ):
         cols = math.ceil(len(variants) / 2)
         fig, axes = plt.subplots(2, cols, figsize=(5 * cols, 7), squeeze=False)
         for ax, variant in zip(axes.flat, variants, strict=False):
@@ -134,7 +186,7 @@ def plot(per_k: dict, out: Path) -> None:
             ax.set_xlabel("k (GPUs requested)")
             ax.set_ylabel(label)
             ax.grid(alpha=0.3)
-        for ax in list(axes.flat)[len(variants):]:
+        for ax in list(axes.flat)[len(variants) :]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=8)
         fig.tight_layout()
@@ -157,8 +209,10 @@ def main() -> None:
     jobs = [(v, args.data_dir, args.scenarios, args.kmax, args.seed) for v in args.variants]
     with ProcessPoolExecutor(args.workers) as pool:
         rows = [r for part in pool.map(run_variant, jobs) for r in part]
-    command = (f"python benchmarks/gpuselect/protocol.py --scenarios {args.scenarios} "
-               f"--kmax {args.kmax} --seed {args.seed} --variants {' '.join(args.variants)}")
+    command = (
+        f"python benchmarks/gpuselect/protocol.py --scenarios {args.scenarios} "
+        f"--kmax {args.kmax} --seed {args.seed} --variants {' '.join(args.variants)}"
+    )
     write_reports(rows, Path(args.out), command)
     print((Path(args.out) / "table2.md").read_text())
 

@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "hosts"
 
 
-def times(instances: list[GpuSelectInstance], solver: str, repeat: int = 3,
-          **kwargs: object) -> list[float]:
+def times(
+    instances: list[GpuSelectInstance], solver: str, repeat: int = 3, **kwargs: object
+) -> list[float]:
     """Best-of-``repeat`` wall time (s) of each instance."""
     out = []
     for inst in instances:
@@ -36,39 +37,66 @@ def times(instances: list[GpuSelectInstance], solver: str, repeat: int = 3,
 
 def row(label: str, ts: list[float]) -> str:
     ms = [1000 * t for t in ts]
-    return (f"| {label} | {len(ms)} | {statistics.mean(ms):.1f} | {statistics.median(ms):.1f} "
-            f"| {max(ms):.1f} |")
+    return (
+        f"| {label} | {len(ms)} | {statistics.mean(ms):.1f} | {statistics.median(ms):.1f} "
+        f"| {max(ms):.1f} |"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "gpuselect" / "results"
-                                             / "timing.md"))
+    parser.add_argument(
+        "--out", default=str(ROOT / "benchmarks" / "gpuselect" / "results" / "timing.md")
+    )
     args = parser.parse_args()
     data = args.data_dir if Path(args.data_dir).is_dir() else None
     h100 = CLUSTERS["h100"]
     model = cluster_model(h100, data)
-    full = [GpuSelectInstance(f"h100-all-k{k}", k, h100.hosts(), model, cluster="h100")
-            for k in range(1, 33)]
+    full = [
+        GpuSelectInstance(f"h100-all-k{k}", k, h100.hosts(), model, cluster="h100")
+        for k in range(1, 33)
+    ]
     scen = protocol(seed=0, cluster="h100", scenarios=5, data_dir=data)
     big = large_pool(seed=0, gpus=1024, ks=(8, 32, 64, 128, 256, 512))
-    lines = ["# gpuselect — search time per request", "",
-             "Command: `python benchmarks/gpuselect/timing.py`", "",
-             f"32-GPU model: {'measured tables' if data else 'topology-derived (no data)'}; "
-             "times are best of 3, in ms, of one `topoopt.solve` call.", "",
-             "| case | requests | mean | median | max |", "|---|---|---|---|---|"]
-    for solver in ("gpuselect/hybrid", "gpuselect/eha", "gpuselect/pts", "gpuselect/enumerate",
-                   "gpuselect/mip"):
+    lines = [
+        "# gpuselect — search time per request",
+        "",
+        "Command: `python benchmarks/gpuselect/timing.py`",
+        "",
+        f"32-GPU model: {'measured tables' if data else 'topology-derived (no data)'}; "
+        "times are best of 3, in ms, of one `topoopt.solve` call.",
+        "",
+        "| case | requests | mean | median | max |",
+        "|---|---|---|---|---|",
+    ]
+    for solver in (
+        "gpuselect/hybrid",
+        "gpuselect/eha",
+        "gpuselect/pts",
+        "gpuselect/enumerate",
+        "gpuselect/mip",
+    ):
         lines.append(row(f"{solver}, H100 32 GPUs all idle, k=1..32", times(full, solver)))
         lines.append(row(f"{solver}, H100 protocol scenarios (5 per k)", times(scen, solver, 1)))
-    lines += ["", "1024-GPU pool (128 hosts, 4090/V100/A6000/A800 in turn, 30 % busy, "
-              f"{big[0].total_available} idle GPUs):", "",
-              "(MIP with a 120 s limit.)", "",
-             "| solver | " + " | ".join(f"k={i.k}" for i in big) + " |",
-              "|---|" + "---|" * len(big)]
-    for solver in ("gpuselect/hybrid", "gpuselect/eha", "gpuselect/pts", "gpuselect/enumerate",
-                   "gpuselect/mip", "gpuselect/topo"):
+    lines += [
+        "",
+        "1024-GPU pool (128 hosts, 4090/V100/A6000/A800 in turn, 30 % busy, "
+        f"{big[0].total_available} idle GPUs):",
+        "",
+        "(MIP with a 120 s limit.)",
+        "",
+        "| solver | " + " | ".join(f"k={i.k}" for i in big) + " |",
+        "|---|" + "---|" * len(big),
+    ]
+    for solver in (
+        "gpuselect/hybrid",
+        "gpuselect/eha",
+        "gpuselect/pts",
+        "gpuselect/enumerate",
+        "gpuselect/mip",
+        "gpuselect/topo",
+    ):
         ts = times(big, solver, repeat=1, time_limit=120)
         lines.append(f"| {solver} | " + " | ".join(f"{1000 * t:.0f} ms" for t in ts) + " |")
     gbe = []

@@ -38,8 +38,7 @@ def test_appendix_e_matches_the_artifact(hosts_dir: Path, host_type: str) -> Non
 @pytest.mark.parametrize("cluster", ["h100", "het-ra", "het-va", "het-4mix"])
 def test_protocol_on_measured_tables(hosts_dir: Path, cluster: str) -> None:
     """Small protocol scenarios: oracle and MIP agree with brute force on real tables."""
-    for inst in protocol(seed=1, cluster=cluster, scenarios=1, ks=(3, 6),
-                         data_dir=str(hosts_dir)):
+    for inst in protocol(seed=1, cluster=cluster, scenarios=1, ks=(3, 6), data_dir=str(hosts_dir)):
         small = inst if math.comb(inst.total_available, inst.k) <= 5000 else None
         oracle = topoopt.solve(inst, "gpuselect/enumerate")
         mip = topoopt.solve(inst, "gpuselect/mip")

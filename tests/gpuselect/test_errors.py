@@ -14,10 +14,17 @@ TOPO = {"model": "topology", "inter_gbps": 12.5}
 
 
 def _inst(**changes):
-    data = {"family": "gpuselect", "format_version": 1, "name": "bad", "k": 2,
-            "hosts": [{"name": "n0", "type": "V100", "gpus": 8, "available": [0, 1, 2]},
-                      {"name": "n1", "type": "V100", "gpus": 8, "available": [3]}],
-            "bandwidth": TOPO}
+    data = {
+        "family": "gpuselect",
+        "format_version": 1,
+        "name": "bad",
+        "k": 2,
+        "hosts": [
+            {"name": "n0", "type": "V100", "gpus": 8, "available": [0, 1, 2]},
+            {"name": "n1", "type": "V100", "gpus": 8, "available": [3]},
+        ],
+        "bandwidth": TOPO,
+    }
     data.update(changes)
     return data
 
@@ -29,8 +36,11 @@ def test_k_larger_than_pool() -> None:
 
 def test_unknown_gpu_index() -> None:
     hosts = [{"name": "n0", "type": "V100", "gpus": 8, "available": [0, 9]}]
-    with pytest.raises(InvalidInstanceError, match=r"hosts\[0\].available\[1\]: unknown GPU "
-                       r"index 9"):
+    with pytest.raises(
+        InvalidInstanceError,
+        match=r"hosts\[0\].available\[1\]: unknown GPU "
+        r"index 9",
+    ):
         topoopt.load(_inst(hosts=hosts))
 
 
@@ -50,8 +60,9 @@ def test_missing_field_and_type_table() -> None:
 
 def test_table_missing_a_subset_the_solver_needs() -> None:
     intra = {"V100": {"01": 5.0, "02": 6.0, "12": 7.0, "0": 0, "1": 0, "2": 0, "3": 0}}
-    inst = topoopt.load(_inst(k=3, bandwidth={"model": "bottleneck", "inter_gbps": 9.0,
-                                              "intra": intra}))
+    inst = topoopt.load(
+        _inst(k=3, bandwidth={"model": "bottleneck", "inter_gbps": 9.0, "intra": intra})
+    )
     # PTS starts from all four idle GPUs: {0,1,2} on n0 has no entry
     with pytest.raises(MissingEntryError, match="host type 'V100' has no entry for GPUs '012'"):
         topoopt.solve(inst, "gpuselect/pts")
@@ -64,8 +75,7 @@ def test_table_missing_a_subset_the_solver_needs() -> None:
 def test_cross_table_missing_profile(tmp_path) -> None:
     intra = {"V100": {"01": 5.0, "02": 6.0, "12": 7.0, "012": 3.0}}
     cross = [{"counts": [2, 1], "gbps": 4.0}]
-    inst = topoopt.load(_inst(k=2, bandwidth={"model": "table", "intra": intra,
-                                              "cross": cross}))
+    inst = topoopt.load(_inst(k=2, bandwidth={"model": "table", "intra": intra, "cross": cross}))
     with pytest.raises(MissingEntryError, match=r"per-host GPU counts \(1, 1\)"):
         topoopt.solve(inst, "gpuselect/enumerate")
     no_cross = topoopt.load(_inst(k=4, bandwidth={"model": "table", "intra": intra}))
@@ -77,10 +87,14 @@ def test_cross_table_missing_profile(tmp_path) -> None:
     ("text", "message"),
     [
         ("OP,GPU_num,Bandwidth(GB/s)\nx,2,1.0\n", "missing \\['GPU_used'\\]"),
-        ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,012,1,3.0\n",
-         "t.csv:2: GPU_num/GPU_used: GPU list '012' has 3 GPUs but GPU_num says 2"),
-        ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,01,1,fast\n",
-         "t.csv:2: Bandwidth\\(GB/s\\) 'fast' is not a number"),
+        (
+            "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,012,1,3.0\n",
+            "t.csv:2: GPU_num/GPU_used: GPU list '012' has 3 GPUs but GPU_num says 2",
+        ),
+        (
+            "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,01,1,fast\n",
+            "t.csv:2: Bandwidth\\(GB/s\\) 'fast' is not a number",
+        ),
         ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,0a,1,3\n", "not digits"),
         ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n", "no data rows"),
     ],

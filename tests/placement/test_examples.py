@@ -55,7 +55,7 @@ def test_splits_are_exact_and_deterministic():
     assert sum(seeded_split(438, 5, seed=4)) == 438
 
 
-@pytest.mark.parametrize("setting", ["i", "ii", "iii"])
+@pytest.mark.parametrize("setting", ["i", "ii", pytest.param("iii", marks=pytest.mark.slow)])
 def test_exact_mip_proves_paper_settings_and_beats_baselines(setting):
     for inst in arnold_paper():
         if not inst.name.startswith(f"{setting}-"):

@@ -427,7 +427,9 @@ def family_summaries(records: Sequence[Record]) -> list[Section]:
         if not sections or len(suites) < 2:
             continue
         ctx = SectionContext(best=an.best_known(recs), prefix=slug(f"{family}-all-suites"))
-        blocks: list[Block] = [Text(f"The {family} sections over all its suites: {', '.join(suites)}.")]
+        blocks: list[Block] = [
+            Text(f"The {family} sections over all its suites: {', '.join(suites)}.")
+        ]
         for title, section in sections:
             blocks.append(Section(title, tuple(section(recs, ctx))))
         out.append(Section(f"{family}: all suites", tuple(blocks)))

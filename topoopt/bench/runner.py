@@ -25,10 +25,10 @@ from pathlib import Path
 from topoopt.bench.executors import Executor, LocalExecutor, OnStart
 from topoopt.bench.records import ERROR_STATUS, Record, RecordWriter, instance_hash
 from topoopt.bench.task import DEFAULT_GRACE, DEFAULT_TIME_LIMIT, Task
+from topoopt.core.backends import resolve_backend
 from topoopt.core.errors import TopooptError
 from topoopt.core.family import Instance
 from topoopt.core.io import load
-from topoopt.core.backends import resolve_backend
 from topoopt.core.registry import SolverInfo, get_family, import_plugins, solvers_for
 
 ALL_SOLVERS = "all"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
@@ -132,6 +133,9 @@ class MipSolver(Solver):
 
     formulation: ClassVar[str]
     uses_backend: ClassVar[bool] = True
+    backend_defaults: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    """Backend options this solver's models get by default, per backend (the call's
+    ``backend_options`` override them); e.g. to avoid a known backend bug on the model."""
 
     def _solve(self, instance: Any, ctx: SolveContext) -> Attempt:
         return self.attempt(ctx, self.run(instance, ctx))
@@ -169,7 +173,12 @@ class MipSolver(Solver):
         if start is not None:
             formulation.warm_start(model, start)
         build_s = time.perf_counter() - t0
-        outcome = ctx.solve_model(model, warmstart=start is not None, rel_gap=rel_gap)
+        outcome = ctx.solve_model(
+            model,
+            warmstart=start is not None,
+            rel_gap=rel_gap,
+            option_defaults=self.backend_defaults,
+        )
         t1 = time.perf_counter()
         solution = formulation.extract(model, instance) if outcome.has_solution else None
         return MipRun(

@@ -109,11 +109,23 @@ class SolveContext:
         return self.time_left() <= 0
 
     def solve_model(
-        self, model: Any, *, warmstart: bool = False, rel_gap: float | None = None
+        self,
+        model: Any,
+        *,
+        warmstart: bool = False,
+        rel_gap: float | None = None,
+        option_defaults: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> MipOutcome:
         """Solve a Pyomo model with this call's backend, remaining time, gap, threads, seed,
-        backend options and log (see :func:`topoopt.core.mip.solve_model`)."""
+        backend options and log (see :func:`topoopt.core.mip.solve_model`).
+
+        ``option_defaults`` maps a backend name to options a solver sets for its models
+        (e.g. to avoid a known backend bug); the call's own ``backend_options`` override them.
+        """
         from topoopt.core.mip import solve_model
+
+        defaults = (option_defaults or {}).get(self.backend or "", {})
+        options = {**defaults, **(self.backend_options or {})}
 
         left = self.time_left()
         return solve_model(
@@ -124,7 +136,7 @@ class SolveContext:
             threads=self.threads,
             seed=self.seed,
             warmstart=warmstart,
-            backend_options=self.backend_options,
+            backend_options=options or None,
             log=self.log,
         )
 

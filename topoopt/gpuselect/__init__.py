@@ -21,6 +21,7 @@ from topoopt.gpuselect.models import (
     BoundModel,
     CallableModel,
     MissingEntryError,
+    StructuredModel,
     TableModel,
     TopologyModel,
     model_from_dict,
@@ -40,7 +41,7 @@ def _size(instance: GpuSelectInstance) -> dict[str, int]:
 
 def _tags(instance: GpuSelectInstance) -> dict[str, str]:
     """The instance's labels, its ``cluster`` (when named) and its bandwidth model kind."""
-    tags = {"model": instance.model.kind, **getattr(instance, "labels", {})}
+    tags = {"model": instance.bandwidth.kind, **instance.labels}
     if instance.cluster is not None:
         tags["cluster"] = instance.cluster
     return tags
@@ -82,6 +83,7 @@ __all__ = [
     "Host",
     "MissingEntryError",
     "Selection",
+    "StructuredModel",
     "TableModel",
     "TopologyModel",
     "check",

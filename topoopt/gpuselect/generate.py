@@ -13,7 +13,8 @@
 Intra-host bandwidth in the cluster suites is either the topology-derived model of the
 paper's Appendix E matrices (no data needed, the default) or, with ``data_dir``, the paper's
 simulator (:class:`~topoopt.gpuselect.models.BottleneckModel`) on the measured nccl-tests
-tables of that folder (``../shared/data/hosts``; instance files then reference them).
+tables of that folder (``../shared/data/hosts``; read when the model is built, so instance
+files written from it hold the tables inline).
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ import numpy as np
 from topoopt.core.seeding import make_rng
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.instance import GpuSelectInstance
+from topoopt.gpuselect.loaders import read_intra_csv
 from topoopt.gpuselect.masks import format_mask
-from topoopt.gpuselect.models import BandwidthModel, model_from_dict
+from topoopt.gpuselect.models import (
+    BottleneckModel,
+    StructuredModel,
+    TableModel,
+    TopologyModel,
+)
 
 H100_INTER_GBPS = 50.0
 """400,000 Mb/s NVIDIA Quantum InfiniBand (BandPilot §5.1.1), in GB/s."""
@@ -60,8 +67,9 @@ class Cluster:
     def hosts(self, available: Sequence[Sequence[int]] | None = None) -> tuple[Host, ...]:
         """The hosts (``n0``, ``n1``, ...), all GPUs idle unless ``available`` is given."""
         avail = available or [range(8)] * len(self.types)
-        return tuple(Host(f"n{j}", t, 8, tuple(int(i) for i in a))
-                     for j, (t, a) in enumerate(zip(self.types, avail, strict=True)))
+        return tuple(
+            Host(f"n{j}", t, 8, a) for j, (t, a) in enumerate(zip(self.types, avail, strict=True))
+        )
 
 
 CLUSTERS: dict[str, Cluster] = {
@@ -72,22 +80,22 @@ CLUSTERS: dict[str, Cluster] = {
 }
 
 
-def cluster_model(cluster: Cluster, data_dir: str | None = None,
-                  gpus_per_nic: int | None = None) -> BandwidthModel:
+def cluster_model(
+    cluster: Cluster, data_dir: str | None = None, gpus_per_nic: int | None = None
+) -> StructuredModel:
     """The cluster's bandwidth model: topology-derived, or measured tables from ``data_dir``.
 
-    ``data_dir`` is written into the model as given (relative paths resolve against the
-    folder of the instance file that holds it, or the working directory).
+    The tables of :data:`DATA_FILES` are read from ``data_dir`` (relative to the working
+    directory) when the model is built; several tables of one type are averaged entry by entry.
     """
-    types = sorted(set(cluster.types))
-    spec: dict[str, Any] = {"inter_gbps": cluster.inter_gbps, "gpus_per_nic": gpus_per_nic}
     if data_dir is None:
-        spec["model"] = "topology"
-    else:
-        base = data_dir.rstrip("/")
-        spec["model"] = "bottleneck"
-        spec["intra"] = {t: [f"{base}/{f}" for f in DATA_FILES[t]] for t in types}
-    return model_from_dict(spec)
+        return TopologyModel(inter_gbps=cluster.inter_gbps, gpus_per_nic=gpus_per_nic)
+    base = data_dir.rstrip("/")
+    intra = {
+        t: [read_intra_csv(f"{base}/{f}") for f in DATA_FILES[t]]
+        for t in sorted(set(cluster.types))
+    }
+    return BottleneckModel(intra=intra, inter_gbps=cluster.inter_gbps, gpus_per_nic=gpus_per_nic)
 
 
 def draw_availability(rng: np.random.Generator, gpus: int, k: int) -> np.ndarray:
@@ -109,9 +117,14 @@ def scenario_hosts(cluster: Cluster, idle: np.ndarray) -> tuple[Host, ...]:
     return cluster.hosts(per_host)
 
 
-def protocol(seed: int = 0, cluster: str = "h100", scenarios: int = 50,
-             ks: Sequence[int] = tuple(range(1, 33)), data_dir: str | None = None,
-             gpus_per_nic: int | None = None) -> list[GpuSelectInstance]:
+def protocol(
+    seed: int = 0,
+    cluster: str = "h100",
+    scenarios: int = 50,
+    ks: Sequence[int] = tuple(range(1, 33)),
+    data_dir: str | None = None,
+    gpus_per_nic: int | None = None,
+) -> list[GpuSelectInstance]:
     """BandPilot §5.3: ``scenarios`` seeded availability scenarios for every ``k`` in ``ks``.
 
     Scenario ``s`` of request ``k`` draws from ``numpy.random.default_rng([seed, k, s])``
@@ -125,13 +138,17 @@ def protocol(seed: int = 0, cluster: str = "h100", scenarios: int = 50,
     for k in ks:
         for s in range(scenarios):
             idle = draw_availability(np.random.default_rng([seed, k, s]), gpus, k)
-            out.append(GpuSelectInstance(f"{cluster}-k{k}-s{s}", k, scenario_hosts(spec, idle),
-                                         model, cluster=cluster))
+            out.append(
+                GpuSelectInstance(
+                    f"{cluster}-k{k}-s{s}", k, scenario_hosts(spec, idle), model, cluster=cluster
+                )
+            )
     return out
 
 
-def random_tables(rng: np.random.Generator, types: Sequence[str], gpus: int,
-                  low: float = 1.0, high: float = 100.0) -> dict[str, dict[str, float]]:
+def random_tables(
+    rng: np.random.Generator, types: Sequence[str], gpus: int, low: float = 1.0, high: float = 100.0
+) -> dict[str, dict[str, float]]:
     """Random inline intra tables (every subset of ``gpus`` GPUs; single GPUs read 0)."""
     out = {}
     for t in types:
@@ -145,26 +162,39 @@ def random_tables(rng: np.random.Generator, types: Sequence[str], gpus: int,
     return out
 
 
-def random_cross(rng: np.random.Generator, hosts: Sequence[Host], interchangeable: bool,
-                 low: float = 1.0, high: float = 100.0) -> list[dict[str, Any]]:
+def random_cross(
+    rng: np.random.Generator,
+    hosts: Sequence[Host],
+    interchangeable: bool,
+    low: float = 1.0,
+    high: float = 100.0,
+) -> list[dict[str, Any]]:
     """A complete random cross table over every count vector the hosts can realise."""
     ranges = [range(h.n_available + 1) for h in hosts]
     keys = set()
     for counts in itertools.product(*ranges):
         if sum(1 for c in counts if c) < 2:
             continue
-        keys.add(tuple(sorted((c for c in counts if c), reverse=True)) if interchangeable
-                 else counts)
-    return [{"counts": list(key), "gbps": round(float(rng.uniform(low, high)), 1)}
-            for key in sorted(keys)]
+        keys.add(
+            tuple(sorted((c for c in counts if c), reverse=True)) if interchangeable else counts
+        )
+    return [
+        {"counts": list(key), "gbps": round(float(rng.uniform(low, high)), 1)}
+        for key in sorted(keys)
+    ]
 
 
 MODEL_KINDS = ("table", "table-ordered", "bottleneck", "bottleneck-nic", "topology")
 """Model variants of :func:`random_instance` (``table-ordered``: hosts not interchangeable)."""
 
 
-def random_instance(rng: np.random.Generator, kind: str, name: str = "random",
-                    max_hosts: int = 4, max_pool: int = 12) -> GpuSelectInstance:
+def random_instance(
+    rng: np.random.Generator,
+    kind: str,
+    name: str = "random",
+    max_hosts: int = 4,
+    max_pool: int = 12,
+) -> GpuSelectInstance:
     """A small random instance under one of :data:`MODEL_KINDS` (pool <= ``max_pool``)."""
     n_hosts = int(rng.integers(1, max_hosts + 1))
     gpus = int(rng.choice([4, 8])) if kind.startswith("topology") else int(rng.integers(2, 6))
@@ -172,8 +202,8 @@ def random_instance(rng: np.random.Generator, kind: str, name: str = "random",
     hosts = []
     for j in range(n_hosts):
         n_idle = int(rng.integers(1, gpus + 1))
-        idle = sorted(int(i) for i in rng.choice(gpus, size=n_idle, replace=False))
-        hosts.append(Host(f"n{j}", str(rng.choice(types)), gpus, tuple(idle)))
+        idle = rng.choice(gpus, size=n_idle, replace=False)
+        hosts.append(Host(f"n{j}", rng.choice(types), gpus, idle))
     while sum(h.n_available for h in hosts) > max_pool:
         last = hosts[-1]
         hosts[-1] = Host(last.name, last.type, last.gpus, last.available[:-1])
@@ -182,35 +212,46 @@ def random_instance(rng: np.random.Generator, kind: str, name: str = "random",
     pool = sum(h.n_available for h in hosts)
     k = int(rng.integers(1, pool + 1))
     inter = round(float(rng.uniform(1.0, 100.0)), 1)
-    spec: dict[str, Any]
+    model: StructuredModel
     host_types = sorted({h.type for h in hosts})
     if kind in ("table", "table-ordered"):
         interchangeable = kind == "table"
-        spec = {"model": "table", "intra": random_tables(rng, host_types, gpus),
-                "cross": random_cross(rng, hosts, interchangeable),
-                "interchangeable_hosts": interchangeable}
+        model = TableModel(
+            intra=random_tables(rng, host_types, gpus),
+            cross=random_cross(rng, hosts, interchangeable),
+            interchangeable_hosts=interchangeable,
+        )
     elif kind in ("bottleneck", "bottleneck-nic"):
         nic = int(rng.integers(1, gpus + 1)) if kind == "bottleneck-nic" else None
-        spec = {"model": "bottleneck", "inter_gbps": inter, "gpus_per_nic": nic,
-                "intra": random_tables(rng, host_types, gpus)}
+        model = BottleneckModel(
+            inter_gbps=inter, gpus_per_nic=nic, intra=random_tables(rng, host_types, gpus)
+        )
     elif kind == "topology":
-        spec = {"model": "topology", "inter_gbps": inter,
-                "gpus_per_nic": int(rng.integers(1, gpus + 1)) if rng.random() < 0.5 else None}
+        model = TopologyModel(
+            inter_gbps=inter,
+            gpus_per_nic=int(rng.integers(1, gpus + 1)) if rng.random() < 0.5 else None,
+        )
     else:
         raise ValueError(f"unknown model kind {kind!r}; one of {MODEL_KINDS}")
-    return GpuSelectInstance(name, k, tuple(hosts), model_from_dict(spec))
+    return GpuSelectInstance(name, k, hosts, model)
 
 
 def random_small(seed: int = 0, count: int = 20) -> list[GpuSelectInstance]:
     """``count`` small random instances cycling through :data:`MODEL_KINDS`."""
     rng = make_rng(seed)
-    return [random_instance(rng, MODEL_KINDS[i % len(MODEL_KINDS)],
-                            name=f"small-{seed}-{i}-{MODEL_KINDS[i % len(MODEL_KINDS)]}")
-            for i in range(count)]
+    return [
+        random_instance(
+            rng,
+            MODEL_KINDS[i % len(MODEL_KINDS)],
+            name=f"small-{seed}-{i}-{MODEL_KINDS[i % len(MODEL_KINDS)]}",
+        )
+        for i in range(count)
+    ]
 
 
-def large_pool(seed: int = 0, gpus: int = 1024, ks: Sequence[int] = (8, 32, 64, 128),
-               busy: float = 0.3) -> list[GpuSelectInstance]:
+def large_pool(
+    seed: int = 0, gpus: int = 1024, ks: Sequence[int] = (8, 32, 64, 128), busy: float = 0.3
+) -> list[GpuSelectInstance]:
     """Pools of ``gpus`` GPUs: 8-GPU hosts of the four simulated types in turn, each GPU busy
     with probability ``busy``; topology-derived model, 12.5 GB/s fabric. Names
     ``large<gpus>-k<k>``."""
@@ -221,9 +262,10 @@ def large_pool(seed: int = 0, gpus: int = 1024, ks: Sequence[int] = (8, 32, 64, 
     for j in range(n_hosts):
         idle = tuple(i for i in range(8) if rng.random() >= busy)
         hosts.append(Host(f"n{j}", types[j % len(types)], 8, idle))
-    model = model_from_dict({"model": "topology", "inter_gbps": SIMULATED_INTER_GBPS})
-    return [GpuSelectInstance(f"large{gpus}-k{k}", k, tuple(hosts), model, cluster=f"large{gpus}")
-            for k in ks]
+    model = TopologyModel(inter_gbps=SIMULATED_INTER_GBPS)
+    return [
+        GpuSelectInstance(f"large{gpus}-k{k}", k, hosts, model, cluster=f"large{gpus}") for k in ks
+    ]
 
 
 def examples() -> list[GpuSelectInstance]:
@@ -233,16 +275,19 @@ def examples() -> list[GpuSelectInstance]:
     request of 8, with NIC sharing beyond 4 GPUs per host so that 4+4 beats 6+2.
     """
     fig1 = CLUSTERS["h100"].hosts([range(6), range(2, 8), [], []])[:2]
-    nic_model = model_from_dict({"model": "topology", "inter_gbps": H100_INTER_GBPS,
-                                 "gpus_per_nic": 4})
+    nic_model = TopologyModel(inter_gbps=H100_INTER_GBPS, gpus_per_nic=4)
     mix = CLUSTERS["het-4mix"].hosts([[0, 1, 4], [0, 2, 3, 7], [2, 3, 6], [1, 5]])
     mix_model = cluster_model(CLUSTERS["het-4mix"])
     v100 = CLUSTERS["het-va"].hosts([[0, 1, 2, 3, 4], [1, 2, 5, 6], [], []])[:2]
     rng = make_rng(7)
-    t_hosts = (Host("a", "P", 4, (0, 1, 2, 3)), Host("b", "P", 4, (1, 2, 3)),
-               Host("c", "Q", 4, (0, 3)))
-    table = model_from_dict({"model": "table", "intra": random_tables(rng, ["P", "Q"], 4),
-                             "cross": random_cross(rng, t_hosts, True)})
+    t_hosts = (
+        Host("a", "P", 4, (0, 1, 2, 3)),
+        Host("b", "P", 4, (1, 2, 3)),
+        Host("c", "Q", 4, (0, 3)),
+    )
+    table = TableModel(
+        intra=random_tables(rng, ["P", "Q"], 4), cross=random_cross(rng, t_hosts, True)
+    )
     return [
         GpuSelectInstance("h100-fig1-k8", 8, fig1, nic_model, cluster="h100"),
         GpuSelectInstance("het-4mix-k6", 6, mix, mix_model, cluster="het-4mix"),

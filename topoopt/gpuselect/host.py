@@ -2,31 +2,119 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
+from typing import Any
 
-from topoopt.gpuselect.masks import mask_of
+from topoopt.core import validate as v
+from topoopt.core.errors import InvalidInstanceError
+from topoopt.gpuselect.loaders import integer, items, scalar, string
+from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, mask_of
 
 
-@dataclass(frozen=True)
+def type_name(value: Any, path: str) -> str:
+    """A host type: a non-empty string; an integer (``4090``) is read as its digits.
+
+    Examples
+    --------
+    >>> type_name("H100", "type"), type_name(4090, "type")
+    ('H100', '4090')
+    """
+    value = scalar(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return string(value, path)
+
+
+@dataclass(frozen=True, init=False)
 class Host:
     """One server of the cluster (BandPilot §3.1: the GPUs of ``A`` are grouped by host).
 
-    Attributes
+    Parameters
     ----------
     name
-        Unique host name.
+        Host name (a non-empty string; unique within an instance).
     type
-        Host type (e.g. ``"H100"``); bandwidth models key their tables by it.
+        Host type (e.g. ``"H100"``; an integer such as ``4090`` is stored as ``"4090"``);
+        bandwidth models key their tables by it.
     gpus
-        Number of GPUs, local indices ``0 .. gpus - 1``.
+        Number of GPUs, local indices ``0 .. gpus - 1``; ``1 <= gpus <= 16``.
     available
-        Idle local indices, increasing.
+        Idle local indices: any collection (list, tuple, set, NumPy array, ...) of distinct
+        indices below ``gpus``, stored sorted as a tuple; ``None`` (the default) means every GPU
+        is idle.
+
+    Integers may be given as integral floats (``8.0``) or NumPy integers and are stored as
+    ``int``; booleans are refused.
+
+    Raises
+    ------
+    InvalidInstanceError
+        With a field path relative to the host (``gpus``, ``available[1]``); inside an
+        instance the path is prefixed (``hosts[2].available[1]``).
+
+    Examples
+    --------
+    >>> Host("n0", "H100", 8.0, [5, 1])
+    Host(name='n0', type='H100', gpus=8, available=(1, 5))
+    >>> Host("n1", "V100", 4).available_mask
+    15
     """
 
     name: str
     type: str
     gpus: int
     available: tuple[int, ...]
+
+    def __init__(
+        self, name: str, type: str | int, gpus: int, available: Iterable[int] | None = None
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", string(name, "name"))
+        put(self, "type", type_name(type, "type"))
+        count = integer(gpus, "gpus", minimum=1)
+        if count > MAX_GPUS_PER_HOST:
+            raise InvalidInstanceError("gpus", f"must be <= {MAX_GPUS_PER_HOST}, got {count}")
+        put(self, "gpus", count)
+        put(self, "available", self._idle(available, count))
+
+    def _idle(self, value: Any, gpus: int) -> tuple[int, ...]:
+        if value is None:
+            return tuple(range(gpus))
+        listed = tuple(value) if isinstance(value, Set) else items(value, "available")
+        seen: set[int] = set()
+        for j, raw in enumerate(listed):
+            where = f"available[{j}]"
+            idx = integer(raw, where, minimum=0)
+            if idx >= gpus:
+                raise InvalidInstanceError(
+                    where, f"unknown GPU index {idx}: host {self.name!r} has GPUs 0..{gpus - 1}"
+                )
+            if idx in seen:
+                raise InvalidInstanceError(where, f"GPU {idx} is listed twice")
+            seen.add(idx)
+        return tuple(sorted(seen))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Host:
+        """Read ``{"name": ..., "type": ..., "gpus": 8, "available": [...]}`` (``available``
+        optional: every GPU idle)."""
+        data = v.as_mapping(data, "host")
+        return cls(
+            name=v.field(data, "name"),
+            type=v.field(data, "type"),
+            gpus=v.field(data, "gpus"),
+            available=data.get("available"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the host (``available`` always listed)."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "gpus": self.gpus,
+            "available": list(self.available),
+        }
 
     @property
     def available_mask(self) -> int:
@@ -35,4 +123,5 @@ class Host:
 
     @property
     def n_available(self) -> int:
+        """Number of idle GPUs."""
         return len(self.available)

@@ -3,17 +3,25 @@
 JSON (``docs/gpuselect.md`` has the full schema)::
 
     {"family": "gpuselect", "format_version": 1, "name": "h100-k8-s3", "cluster": "h100",
-     "k": 8,
+     "labels": {"setting": "fig1"}, "k": 8,
      "hosts": [{"name": "n0", "type": "H100", "gpus": 8, "available": [0, 1, 2, 3]}, ...],
      "bandwidth": {"model": "bottleneck", "intra": {"H100": "h100.csv"}, "inter_gbps": 50}}
+
+Every rule lives in a constructor (:class:`~topoopt.gpuselect.host.Host`,
+:class:`GpuSelectInstance` and the bandwidth models of :mod:`topoopt.gpuselect.models`), so an
+instance built in code is checked exactly like one read from JSON:
+:meth:`GpuSelectInstance.from_dict` only takes the JSON object apart, reads the files the
+bandwidth model references and calls the constructors. ``topoopt.load(x.to_dict()) == x`` and
+``topoopt.load(topoopt.save(x, path)) == x`` for every instance with a JSON model (tables read
+from files are written inline).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -21,38 +29,86 @@ from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
 from topoopt.gpuselect.host import Host
-from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST
+from topoopt.gpuselect.loaders import integer, items, string, within
 from topoopt.gpuselect.models import BandwidthModel, BoundModel, CallableModel, model_from_dict
 
+if TYPE_CHECKING:  # the result type parameter of the Instance base class
+    from topoopt.gpuselect.result import GpuSelectResult  # noqa: F401
 
-@dataclass(frozen=True)
-class GpuSelectInstance(Instance):
+HostLike = Host | Mapping[str, Any] | Sequence[Any]
+"""What :class:`GpuSelectInstance` accepts as a host: a ``Host``, its JSON object or a
+``(name, type, gpus[, available])`` tuple."""
+
+
+def _as_host(item: Any, index: int) -> Host:
+    """A :class:`Host` from a ``Host``, a JSON-like mapping or a ``(name, type, gpus[,
+    available])`` tuple; errors name ``hosts[index]``."""
+    if isinstance(item, Host):
+        return item
+    with within(f"hosts[{index}]"):
+        if isinstance(item, Mapping):
+            return Host.from_dict(item)
+        if isinstance(item, Sequence) and not isinstance(item, str) and len(item) in (3, 4):
+            return Host(*item)
+        raise InvalidInstanceError(
+            "",
+            f"must be a Host, a JSON object or a (name, type, gpus, available) tuple, got {item!r}",
+        )
+
+
+def _as_model(value: Any) -> BandwidthModel:
+    """A bandwidth model from a model, its JSON object or a callable ``S -> GB/s``."""
+    if isinstance(value, BandwidthModel):
+        return value
+    if isinstance(value, Mapping):
+        return model_from_dict(value)
+    return CallableModel(value)
+
+
+@dataclass(frozen=True, init=False)
+class GpuSelectInstance(Instance["GpuSelectResult"]):
     """Choose ``k`` idle GPUs maximising ``B(S)`` (family ``gpuselect``, BandPilot eq. 2).
 
-    Attributes
+    Parameters
     ----------
     name
         Instance name (suites start it with the cluster name, e.g. ``h100-k8-s3``).
     k
-        Number of GPUs requested, ``1 <= k <= available GPUs``.
+        Number of GPUs requested, ``1 <= k <= available GPUs`` (the candidates of eq. 1).
     hosts
-        The hosts, each with its type and idle GPUs.
+        The hosts (at least one, distinct names), stored as a tuple of
+        :class:`~topoopt.gpuselect.host.Host`; each item may be a ``Host``, a mapping like the
+        JSON objects or a ``(name, type, gpus[, available])`` tuple.
     bandwidth
-        The bandwidth model (a :class:`~topoopt.gpuselect.models.BandwidthModel`; a plain
-        callable ``S -> GB/s`` is wrapped in a
-        :class:`~topoopt.gpuselect.models.CallableModel`).
+        The bandwidth model: a :class:`~topoopt.gpuselect.models.BandwidthModel`, its JSON
+        object (file paths in it resolve against the working directory) or a plain callable
+        ``S -> GB/s`` (wrapped in a :class:`~topoopt.gpuselect.models.CallableModel`).
     cluster
         Optional cluster name (``h100``, ``het-4mix``, ...).
+    labels
+        Free-form metadata, string to string (e.g. ``{"setting": "fig1"}``); part of equality
+        but not of the hash, written to JSON only when non-empty.
+
+    Integers may be given as integral floats (``8.0``) or NumPy integers and are stored as
+    ``int``; booleans are refused.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming the JSON path of the field (``k``, ``hosts[1]``, ``hosts[0].available[2]``,
+        ``bandwidth.inter_gbps``, ``labels.setting``, ...) and the rule.
 
     Examples
     --------
-    >>> inst = GpuSelectInstance.from_dict({
-    ...     "family": "gpuselect", "name": "tiny", "k": 3,
-    ...     "hosts": [{"name": "a", "type": "V100", "gpus": 8, "available": [0, 1, 2]},
-    ...               {"name": "b", "type": "V100", "gpus": 8, "available": [4, 5]}],
-    ...     "bandwidth": {"model": "topology", "inter_gbps": 12.5}})
-    >>> inst.total_available, inst.bound.value([0b111, 0])
-    (5, 25.0)
+    >>> from topoopt.gpuselect.models import TopologyModel
+    >>> inst = GpuSelectInstance(
+    ...     "tiny", k=3.0,
+    ...     hosts=[Host("a", "V100", 8, [0, 1, 2]), ("b", "V100", 8, [4, 5])],
+    ...     bandwidth=TopologyModel(inter_gbps=12.5), labels={"source": "doctest"})
+    >>> inst.k, inst.total_available, inst.bound.value([0b111, 0])
+    (3, 5, 25.0)
+    >>> inst == GpuSelectInstance.from_dict(inst.to_dict())
+    True
     """
 
     family: ClassVar[str] = "gpuselect"
@@ -61,43 +117,49 @@ class GpuSelectInstance(Instance):
     k: int
     hosts: tuple[Host, ...]
     bandwidth: BandwidthModel
-    cluster: str | None = None
+    cluster: str | None
+    labels: dict[str, str] = field(hash=False)
     bound: BoundModel = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        v.as_str(self.name, "name")
-        if self.cluster is not None:
-            v.as_str(self.cluster, "cluster")
-        k = v.as_int(self.k, "k", minimum=1)
-        if not self.hosts:
-            raise InvalidInstanceError("hosts", "must list at least one host")
-        v.unique_names([h.name for h in self.hosts], "hosts")
-        for i, host in enumerate(self.hosts):
-            _validate_host(host, f"hosts[{i}]")
-        if k > self.total_available:
+    def __init__(
+        self,
+        name: str,
+        k: int,
+        hosts: Iterable[HostLike],
+        bandwidth: BandwidthModel | Mapping[str, Any] | Callable[[list[tuple[str, int]]], float],
+        cluster: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", string(name, "name"))
+        put(self, "cluster", None if cluster is None else string(cluster, "cluster"))
+        put(self, "labels", v.as_labels({} if labels is None else labels, "labels"))
+        count = integer(k, "k", minimum=1)
+        put(self, "k", count)
+        parsed = tuple(_as_host(item, i) for i, item in enumerate(items(hosts, "hosts", min_len=1)))
+        put(self, "hosts", parsed)
+        v.unique_names([h.name for h in parsed], "hosts")
+        if count > self.total_available:
             raise InvalidInstanceError(
-                "k", f"requests {k} GPUs but only {self.total_available} are available"
+                "k", f"requests {count} GPUs but only {self.total_available} are available"
             )
-        model = self.bandwidth
-        if not isinstance(model, BandwidthModel):
-            if not callable(model):
-                raise InvalidInstanceError(
-                    "bandwidth", f"must be a bandwidth model or a callable, got {model!r}"
-                )
-            model = CallableModel(model)
-            object.__setattr__(self, "bandwidth", model)
-        object.__setattr__(self, "bound", model.bind(self.hosts))
+        model = _as_model(bandwidth)
+        put(self, "bandwidth", model)
+        put(self, "bound", model.bind(parsed))
 
     @property
     def n_hosts(self) -> int:
+        """Number of hosts."""
         return len(self.hosts)
 
     @property
     def total_gpus(self) -> int:
+        """GPUs over all hosts."""
         return sum(h.gpus for h in self.hosts)
 
     @property
     def total_available(self) -> int:
+        """Idle GPUs over all hosts (``|A|``)."""
         return sum(h.n_available for h in self.hosts)
 
     @property
@@ -107,64 +169,36 @@ class GpuSelectInstance(Instance):
 
     def with_bandwidth(self, model: BandwidthModel | Callable[..., float]) -> GpuSelectInstance:
         """The same hosts and request under another bandwidth model."""
-        return GpuSelectInstance(self.name, self.k, self.hosts, model,  # type: ignore[arg-type]
-                                 cluster=self.cluster)
+        return GpuSelectInstance(self.name, self.k, self.hosts, model, self.cluster, self.labels)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"family": self.family, "format_version": FORMAT_VERSION,
-                               "name": self.name}
+        """The JSON object of the instance (``cluster`` and ``labels`` only when set; tables
+        of the bandwidth model inline)."""
+        out: dict[str, Any] = {
+            "family": self.family,
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+        }
         if self.cluster is not None:
             out["cluster"] = self.cluster
+        if self.labels:
+            out["labels"] = dict(self.labels)
         out["k"] = self.k
-        out["hosts"] = [{"name": h.name, "type": h.type, "gpus": h.gpus,
-                         "available": list(h.available)} for h in self.hosts]
+        out["hosts"] = [h.to_dict() for h in self.hosts]
         out["bandwidth"] = self.bandwidth.to_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *,
-                  base_dir: Path | None = None) -> GpuSelectInstance:
-        """Read the family's JSON object; table paths resolve against ``base_dir``."""
-        raw_hosts = v.as_list(v.field(data, "hosts"), "hosts", min_len=1)
-        cluster = data.get("cluster")
+    def from_dict(
+        cls, data: Mapping[str, Any], *, base_dir: Path | None = None
+    ) -> GpuSelectInstance:
+        """Read the family's JSON object; table and topology paths resolve against
+        ``base_dir``. ``name`` defaults to ``"unnamed"``; every rule is the constructors'."""
         return cls(
-            name=v.as_str(data.get("name", "unnamed"), "name"),
-            k=v.as_int(v.field(data, "k"), "k", minimum=1),
-            hosts=tuple(_read_host(h, f"hosts[{i}]") for i, h in enumerate(raw_hosts)),
+            name=data.get("name", "unnamed"),
+            k=v.field(data, "k"),
+            hosts=v.field(data, "hosts"),
             bandwidth=model_from_dict(v.field(data, "bandwidth"), base_dir),
-            cluster=None if cluster is None else v.as_str(cluster, "cluster"),
+            cluster=data.get("cluster"),
+            labels=data.get("labels", {}),
         )
-
-
-def _validate_host(host: Host, path: str) -> None:
-    v.as_str(host.name, f"{path}.name")
-    v.as_str(host.type, f"{path}.type")
-    gpus = v.as_int(host.gpus, f"{path}.gpus", minimum=1)
-    if gpus > MAX_GPUS_PER_HOST:
-        raise InvalidInstanceError(f"{path}.gpus", f"must be <= {MAX_GPUS_PER_HOST}, got {gpus}")
-    seen: set[int] = set()
-    for j, idx in enumerate(host.available):
-        where = f"{path}.available[{j}]"
-        v.as_int(idx, where, minimum=0)
-        if idx >= gpus:
-            raise InvalidInstanceError(
-                where, f"unknown GPU index {idx}: host {host.name!r} has GPUs 0..{gpus - 1}"
-            )
-        if idx in seen:
-            raise InvalidInstanceError(where, f"GPU {idx} is listed twice")
-        seen.add(idx)
-
-
-def _read_host(raw: Any, path: str) -> Host:
-    raw = v.as_mapping(raw, path)
-    gpus = v.as_int(v.field(raw, "gpus", path), f"{path}.gpus", minimum=1)
-    available = raw.get("available", list(range(gpus)))
-    items = v.as_list(available, f"{path}.available")
-    idx = tuple(sorted(v.as_int(x, f"{path}.available[{j}]", minimum=0)
-                       for j, x in enumerate(items)))
-    if len(set(idx)) != len(idx):
-        dup = next(x for x in idx if idx.count(x) > 1)
-        raise InvalidInstanceError(f"{path}.available", f"GPU {dup} is listed twice")
-    return Host(name=v.as_str(v.field(raw, "name", path), f"{path}.name"),
-                type=v.as_str(str(v.field(raw, "type", path)), f"{path}.type"),
-                gpus=gpus, available=idx)

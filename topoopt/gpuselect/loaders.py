@@ -1,4 +1,6 @@
-"""Readers for measured bandwidth tables and host topologies.
+"""Readers for measured bandwidth tables and host topologies, and for single input values.
+
+Tables and topologies:
 
 * :func:`parse_intra_csv` — nccl-tests style per-subset table of one host type, columns
   ``OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)`` (``GPU_used`` concatenates the local
@@ -9,8 +11,15 @@
 * :func:`parse_topology` — an ``nvidia-smi topo -m`` matrix (raw terminal output or a
   Markdown table such as the paper's Appendix E).
 
+:func:`read_intra_csv`, :func:`read_cross_csv` and :func:`read_topology` read them from a file.
 Every malformed input raises :class:`~topoopt.core.errors.InvalidInstanceError` naming the
 source and line.
+
+Values (on top of :mod:`topoopt.core.validate`, which reads JSON values): :func:`integer`,
+:func:`real`, :func:`string` and :func:`items` also accept what Python code passes — NumPy
+scalars and arrays, tuples, generators — and normalise it (``int``, ``float``, ``str``,
+``tuple``), refusing booleans where a number is required; :func:`within` prefixes the field
+path of the errors raised by a nested constructor (``gpus`` inside ``hosts[2]``).
 """
 
 from __future__ import annotations
@@ -19,11 +28,15 @@ import csv
 import io
 import json
 import math
+import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Set
+from contextlib import contextmanager
+from os import PathLike
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.gpuselect.masks import parse_mask
 
@@ -119,8 +132,9 @@ def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], f
             total = int(row["Total_GPU_Count"])
         except ValueError:
             raise InvalidInstanceError(
-                where, "GPU_Mapping_Across_Nodes must be a JSON list of lists and "
-                "Total_GPU_Count an integer"
+                where,
+                "GPU_Mapping_Across_Nodes must be a JSON list of lists and "
+                "Total_GPU_Count an integer",
             ) from None
         if not isinstance(mapping, list) or not all(
             isinstance(node, list) and all(isinstance(i, int) and i >= 0 for i in node)
@@ -152,8 +166,9 @@ def parse_topology(text: str, source: str = "<topology>") -> tuple[tuple[str, ..
     """
     rows: list[list[str]] = []
     for raw in text.splitlines():
-        cells = [c.strip() for c in (raw.strip().strip("|").split("|") if "|" in raw
-                                     else raw.split())]
+        cells = [
+            c.strip() for c in (raw.strip().strip("|").split("|") if "|" in raw else raw.split())
+        ]
         cells = [c for c in cells if c]
         if len(cells) < 2 or not re.fullmatch(r"GPU\d+", cells[0]) or "X" not in cells[1:]:
             continue
@@ -169,8 +184,9 @@ def parse_topology(text: str, source: str = "<topology>") -> tuple[tuple[str, ..
         bad = [c for c in links if not LINK_PATTERN.match(c)]
         if len(links) < n or bad:
             raise InvalidInstanceError(
-                source, f"row GPU{i} must start with {n} link types (X, NV#, PIX, PXB, PHB, "
-                f"NODE, SYS); got {links}"
+                source,
+                f"row GPU{i} must start with {n} link types (X, NV#, PIX, PXB, PHB, "
+                f"NODE, SYS); got {links}",
             )
         if links[i] != "X":
             raise InvalidInstanceError(source, f"row GPU{i} must have X on the diagonal")
@@ -179,8 +195,9 @@ def parse_topology(text: str, source: str = "<topology>") -> tuple[tuple[str, ..
         for j in range(n):
             if matrix[i][j] != matrix[j][i]:
                 raise InvalidInstanceError(
-                    source, f"matrix is not symmetric: GPU{i}-GPU{j} {matrix[i][j]} vs "
-                    f"GPU{j}-GPU{i} {matrix[j][i]}"
+                    source,
+                    f"matrix is not symmetric: GPU{i}-GPU{j} {matrix[i][j]} vs "
+                    f"GPU{j}-GPU{i} {matrix[j][i]}",
                 )
     return tuple(matrix)
 
@@ -193,12 +210,135 @@ def load_path(path: str, base_dir: Path | None, field: str) -> tuple[Path, str]:
     return resolved, read_text(resolved, field)
 
 
+def read_intra_csv(
+    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+) -> dict[int, float]:
+    """:func:`parse_intra_csv` of the file ``path`` (relative paths resolve against
+    ``base_dir``, else the working directory; an unreadable file is an error naming ``field``,
+    by default the path)."""
+    file, content = load_path(str(path), base_dir, field or str(path))
+    return parse_intra_csv(content, str(file))
+
+
+def read_cross_csv(
+    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+) -> dict[tuple[int, ...], float]:
+    """:func:`parse_cross_csv` of the file ``path`` (paths as in :func:`read_intra_csv`)."""
+    file, content = load_path(str(path), base_dir, field or str(path))
+    return parse_cross_csv(content, str(file))
+
+
+def read_topology(
+    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+) -> tuple[tuple[str, ...], ...]:
+    """:func:`parse_topology` of the file ``path`` (paths as in :func:`read_intra_csv`)."""
+    file, content = load_path(str(path), base_dir, field or str(path))
+    return parse_topology(content, str(file))
+
+
+# --------------------------------------------------------------------------- single values
+
+
+def scalar(value: Any) -> Any:
+    """``value`` with a number of another library (a NumPy scalar, ...) made a Python number.
+
+    Integral numbers become ``int``, other real numbers ``float``; ``bool`` and everything that
+    is not a number are returned unchanged (so the readers below refuse them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scalar(np.int64(8)), scalar(np.float32(0.5)), scalar(True), scalar("8")
+    (8, 0.5, True, '8')
+    """
+    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value)
+
+
+def integer(value: Any, path: str, *, minimum: int | None = None) -> int:
+    """:func:`~topoopt.core.validate.as_int` that also accepts NumPy integers.
+
+    Integral floats (``8.0``) become ``int``; booleans and fractional numbers are refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> integer(np.int32(3), "k"), integer(8.0, "k")
+    (3, 8)
+    >>> integer(True, "k")
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: k: must be an integer, got True
+    """
+    return v.as_int(scalar(value), path, minimum=minimum)
+
+
+def real(
+    value: Any, path: str, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    """:func:`~topoopt.core.validate.as_float` that also accepts NumPy numbers."""
+    return v.as_float(scalar(value), path, minimum=minimum, maximum=maximum)
+
+
+def string(value: Any, path: str) -> str:
+    """:func:`~topoopt.core.validate.as_str`, returned as a plain ``str``."""
+    return str(v.as_str(value, path))
+
+
+def items(value: Any, path: str, *, min_len: int = 0) -> tuple[Any, ...]:
+    """An ordered collection (list, tuple, generator, NumPy array, ...) as a tuple.
+
+    Strings, mappings and sets are refused (a set has no order), as by
+    :func:`~topoopt.core.validate.as_list`.
+    """
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Set)):
+        value = tuple(value)
+    return tuple(v.as_list(value, path, min_len=min_len))
+
+
+@contextmanager
+def within(prefix: str) -> Iterator[None]:
+    """Re-raise an :class:`InvalidInstanceError` with its field path placed under ``prefix``.
+
+    Examples
+    --------
+    >>> with within("hosts[2]"):
+    ...     integer(8.5, "gpus")
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: hosts[2].gpus: must be an integer, got 8.5
+    """
+    try:
+        yield
+    except InvalidInstanceError as exc:
+        field = exc.field
+        if not field:
+            field = prefix
+        elif field.startswith("["):
+            field = f"{prefix}{field}"
+        else:
+            field = f"{prefix}.{field}"
+        raise InvalidInstanceError(field, exc.rule) from None
+
+
 __all__ = [
     "CROSS_COLUMNS",
     "INTRA_COLUMNS",
+    "integer",
+    "items",
     "load_path",
     "parse_cross_csv",
     "parse_intra_csv",
     "parse_topology",
+    "read_cross_csv",
+    "read_intra_csv",
     "read_text",
+    "read_topology",
+    "real",
+    "scalar",
+    "string",
+    "within",
 ]

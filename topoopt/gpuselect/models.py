@@ -1,4 +1,4 @@
-"""Bandwidth models ``B(S)``: the objective of the family, as pluggable objects.
+"""Bandwidth models ``B(S)``: the objective of the family (BandPilot eq. 2), as pluggable objects.
 
 BandPilot treats ``B`` as a black box (§3.2). topoopt ships four kinds:
 
@@ -12,10 +12,20 @@ BandPilot treats ``B`` as a black box (§3.2). topoopt ships four kinds:
   ``nvidia-smi topo -m`` matrix as the bottleneck link of the best ring;
 * :class:`CallableModel` — any Python callable ``S -> GB/s`` (e.g. a learned surrogate).
 
-The first three are *structured*: ``B(S) = min(min_h intra_h(S ∩ h), inter(counts(S)))`` where
-the inter term depends only on how many GPUs ``S`` takes from each host. For ``S`` inside one
-host ``B(S) = intra_h(S)``; when ``S`` spans two or more hosts, hosts contributing a single
-GPU impose no intra term. Exact solvers (MIP, fast oracle) exploit that structure.
+The first three are *structured* (:class:`StructuredModel`):
+``B(S) = min(min_h intra_h(S ∩ h), inter(counts(S)))`` where the inter term depends only on how
+many GPUs ``S`` takes from each host. For ``S`` inside one host ``B(S) = intra_h(S)``; when
+``S`` spans two or more hosts, hosts contributing a single GPU impose no intra term. Exact
+solvers (MIP, fast oracle) exploit that structure.
+
+Models are values: frozen dataclasses built with keyword arguments
+(``BottleneckModel(intra={"H100": table}, inter_gbps=50.0)``), equal when their fields are
+equal. The constructors validate and normalise every field and raise
+:class:`~topoopt.core.errors.InvalidInstanceError` naming the field's JSON path inside an
+instance (``bandwidth.inter_gbps``, ``bandwidth.intra.H100.01``), exactly as when the model is
+read from JSON: ``from_dict`` only reads the files the JSON object references (relative to
+``base_dir``) and calls the constructor. A table read from a file is a value like any other:
+``to_dict`` writes it inline, so the written JSON loads anywhere and equals the model.
 
 A model is *bound* to the hosts of an instance (:meth:`BandwidthModel.bind`), giving a
 :class:`BoundModel` that evaluates one subset (:meth:`BoundModel.value`, the plain reference)
@@ -28,6 +38,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,15 +46,34 @@ import numpy as np
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError, TopooptError
-from topoopt.gpuselect.host import Host
-from topoopt.gpuselect.loaders import load_path, parse_cross_csv, parse_intra_csv, parse_topology
-from topoopt.gpuselect.masks import POPCOUNT, format_mask, indices_of, parse_mask, popcount
+from topoopt.gpuselect.host import Host, type_name
+from topoopt.gpuselect.loaders import (
+    integer,
+    items,
+    parse_topology,
+    read_cross_csv,
+    read_intra_csv,
+    read_topology,
+    real,
+    string,
+)
+from topoopt.gpuselect.masks import (
+    MAX_GPUS_PER_HOST,
+    POPCOUNT,
+    format_mask,
+    indices_of,
+    parse_mask,
+    popcount,
+)
 from topoopt.gpuselect.topologies import (
     LinkMatrix,
     builtin_topology,
     default_link_gbps,
     ring_bandwidths,
 )
+
+Matrix = tuple[tuple[str, ...], ...]
+"""A host's ``nvidia-smi topo -m`` link matrix: one tuple of link tokens per GPU."""
 
 
 class MissingEntryError(TopooptError, LookupError):
@@ -69,12 +99,17 @@ class BoundModel(ABC):
 
     def pairs(self, masks: Sequence[int]) -> list[tuple[str, int]]:
         """The subset as ``(host name, local index)`` pairs in host order."""
-        return [(h.name, i) for h, m in zip(self.hosts, masks, strict=True)
-                for i in indices_of(int(m))]
+        return [
+            (h.name, i) for h, m in zip(self.hosts, masks, strict=True) for i in indices_of(int(m))
+        ]
 
 
 class BandwidthModel(ABC):
-    """A bandwidth model: JSON round-trip and binding to an instance's hosts."""
+    """A bandwidth model ``B(S)``: a value that binds to an instance's hosts.
+
+    Subclasses are frozen dataclasses with value equality; :class:`StructuredModel`\\ s also
+    convert from and to JSON.
+    """
 
     kind: ClassVar[str]
 
@@ -86,12 +121,12 @@ class BandwidthModel(ABC):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the model (``{"model": kind, ...}``)."""
 
-    def host_topology(self, host_type: str) -> tuple[tuple[str, ...], ...] | None:
+    def host_topology(self, host_type: str) -> Matrix | None:
         """The link matrix the model knows for ``host_type`` (default: Appendix E)."""
         return builtin_topology(host_type)
 
 
-# --------------------------------------------------------------------------- structured
+# --------------------------------------------------------------------------- structured bounds
 
 
 class StructuredBound(BoundModel):
@@ -172,8 +207,13 @@ class CapBound(StructuredBound):
     Without NIC sharing (``gpus_per_nic=None``) the inter term is ``inter_gbps``.
     """
 
-    def __init__(self, hosts: Sequence[Host], tables: Mapping[str, np.ndarray],
-                 inter_gbps: float, gpus_per_nic: int | None) -> None:
+    def __init__(
+        self,
+        hosts: Sequence[Host],
+        tables: Mapping[str, np.ndarray],
+        inter_gbps: float,
+        gpus_per_nic: int | None,
+    ) -> None:
         super().__init__(hosts, tables)
         self.inter_gbps = inter_gbps
         self.gpus_per_nic = gpus_per_nic
@@ -202,8 +242,13 @@ class ProfileBound(StructuredBound):
     cross-host table: subsets spanning hosts have no bandwidth.
     """
 
-    def __init__(self, hosts: Sequence[Host], tables: Mapping[str, np.ndarray],
-                 profiles: Mapping[tuple[int, ...], float] | None, interchangeable: bool) -> None:
+    def __init__(
+        self,
+        hosts: Sequence[Host],
+        tables: Mapping[str, np.ndarray],
+        profiles: Mapping[tuple[int, ...], float] | None,
+        interchangeable: bool,
+    ) -> None:
         super().__init__(hosts, tables)
         self.profiles = profiles
         self.interchangeable = interchangeable
@@ -230,45 +275,166 @@ class ProfileBound(StructuredBound):
         return np.array([table.get(self.key(row), np.nan) for row in counts.tolist()])
 
 
-# --------------------------------------------------------------------------- JSON readers
+# --------------------------------------------------------------------------- field readers
+
+IntraTable = Mapping[int, float]
+"""One host type's intra-host bandwidths: GPU-subset mask -> GB/s."""
+
+CrossTable = Mapping[tuple[int, ...], float]
+"""Cross-host bandwidths: per-host GPU counts -> GB/s."""
+
+IntraInput = (
+    Mapping[int, float] | Mapping[str, float] | Sequence[Mapping[int, float] | Mapping[str, float]]
+)
+"""What the constructors accept as one intra table: keyed by mask or nccl-tests name
+(``"0123"``), or a list of such tables (averaged entry by entry)."""
+
+CrossInput = (
+    Mapping[tuple[int, ...], float] | Sequence[Mapping[str, Any] | tuple[Sequence[int], float]]
+)
+"""What :class:`TableModel` accepts as a cross table: ``{counts: GB/s}``, or a list of
+``{"counts": [...], "gbps": x}`` objects or ``(counts, GB/s)`` pairs."""
 
 
-def _read_intra_source(raw: Any, base_dir: Path | None, path: str) -> dict[int, float]:
-    """An intra table: a CSV path, an inline ``{"0123": GB/s}`` object, or a list of these
-    (averaged entry by entry, e.g. two measured hosts of one type)."""
-    if isinstance(raw, str):
-        file, text = load_path(raw, base_dir, path)
-        return parse_intra_csv(text, str(file))
-    if isinstance(raw, Mapping):
-        table = {}
-        for key, value in raw.items():
-            try:
-                mask = parse_mask(str(key))
-            except ValueError as exc:
-                raise InvalidInstanceError(v.join(path, str(key)), str(exc)) from None
-            table[mask] = v.as_float(value, v.join(path, str(key)), minimum=0.0)
+def _mask(key: Any, path: str) -> int:
+    """A table key: a mask (integer >= 1) or its nccl-tests name (``"0123"``, ``"0,1,12"``)."""
+    if isinstance(key, str):
+        try:
+            return parse_mask(key)
+        except ValueError as exc:
+            raise InvalidInstanceError(path, str(exc)) from None
+    mask = integer(key, path, minimum=1)
+    if mask >= 1 << MAX_GPUS_PER_HOST:
+        raise InvalidInstanceError(path, f"mask {mask} names a GPU index >= {MAX_GPUS_PER_HOST}")
+    return mask
+
+
+def _intra_table(value: Any, path: str) -> dict[int, float]:
+    """One intra table: ``{mask or "0123": GB/s}``, or a list of tables averaged entry by entry
+    (e.g. two measured hosts of one type)."""
+    if isinstance(value, Mapping):
+        table: dict[int, float] = {}
+        for key, gbps in value.items():
+            mask = _mask(key, v.join(path, str(key)))
+            where = v.join(path, key if isinstance(key, str) else format_mask(mask))
+            if mask in table:
+                raise InvalidInstanceError(
+                    where, f"GPUs {format_mask(mask)!r} are listed twice in this table"
+                )
+            table[mask] = real(gbps, where, minimum=0.0)
         return table
-    sources = v.as_list(raw, path, min_len=1)
-    parts = [_read_intra_source(s, base_dir, v.join(path, i)) for i, s in enumerate(sources)]
-    keys = set().union(*parts)
+    if isinstance(value, (str, bytes)):
+        raise InvalidInstanceError(
+            path,
+            f"must be a table {{GPUs: GB/s}} or a list of tables, got {value!r} (a CSV "
+            "path is read by from_dict; in code use topoopt.gpuselect.loaders.read_intra_csv)",
+        )
+    parts = [
+        _intra_table(part, v.join(path, i)) for i, part in enumerate(items(value, path, min_len=1))
+    ]
+    keys = sorted(set().union(*parts))
     return {m: sum(p[m] for p in parts if m in p) / sum(m in p for p in parts) for m in keys}
 
 
-def _read_cross_source(raw: Any, base_dir: Path | None, path: str) -> dict[tuple[int, ...], float]:
-    """A cross table: a CSV path or an inline list of ``{"counts": [...], "gbps": x}``."""
-    if isinstance(raw, str):
-        file, text = load_path(raw, base_dir, path)
-        return parse_cross_csv(text, str(file))
+def _intra_tables(value: Any, path: str = "bandwidth.intra") -> dict[str, dict[int, float]]:
+    """Intra tables by host type (the ``intra`` field of table and bottleneck models)."""
+    out: dict[str, dict[int, float]] = {}
+    for raw_type, table in v.as_mapping(value, path).items():
+        where = v.join(path, str(raw_type))
+        name = type_name(raw_type, where)
+        if name in out:
+            raise InvalidInstanceError(where, f"host type {name!r} is listed twice")
+        out[name] = _intra_table(table, where)
+    return out
+
+
+def _cross_table(value: Any, path: str = "bandwidth.cross") -> dict[tuple[int, ...], float] | None:
+    """A cross table: ``{counts: GB/s}`` or a list of ``{"counts": [...], "gbps": x}`` objects or
+    ``(counts, gbps)`` pairs; repeated counts are samples of one entry and are averaged."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise InvalidInstanceError(
+            path,
+            f"must be a cross table, got {value!r} (a CSV path is read by from_dict; in "
+            "code use topoopt.gpuselect.loaders.read_cross_csv)",
+        )
+    entries: list[tuple[Any, Any]] = []
+    if isinstance(value, Mapping):
+        entries = list(value.items())
+    else:
+        for i, row in enumerate(items(value, path)):
+            where = v.join(path, i)
+            if isinstance(row, Mapping):
+                entries.append((v.field(row, "counts", where), v.field(row, "gbps", where)))
+            elif isinstance(row, Sequence) and not isinstance(row, str) and len(row) == 2:
+                entries.append((row[0], row[1]))
+            else:
+                raise InvalidInstanceError(
+                    where, f'must be {{"counts": [...], "gbps": x}} or a pair, got {row!r}'
+                )
     samples: dict[tuple[int, ...], list[float]] = {}
-    for i, row in enumerate(v.as_list(raw, path)):
+    for i, (counts, gbps) in enumerate(entries):
         where = v.join(path, i)
-        row = v.as_mapping(row, where)
-        counts = v.as_list(v.field(row, "counts", where), v.join(where, "counts"), min_len=1)
-        key = tuple(v.as_int(c, v.join(where, f"counts[{j}]"), minimum=0)
-                    for j, c in enumerate(counts))
-        value = v.as_float(v.field(row, "gbps", where), v.join(where, "gbps"), minimum=0.0)
-        samples.setdefault(key, []).append(value)
+        raw = items(counts, v.join(where, "counts"), min_len=1)
+        key = tuple(integer(c, v.join(where, f"counts[{j}]"), minimum=0) for j, c in enumerate(raw))
+        samples.setdefault(key, []).append(real(gbps, v.join(where, "gbps"), minimum=0.0))
     return {key: sum(vals) / len(vals) for key, vals in samples.items()}
+
+
+def _matrix(value: Any, path: str) -> Matrix:
+    """A link matrix: ``nvidia-smi topo -m`` text or rows of link tokens."""
+    if isinstance(value, str):
+        return parse_topology(value, path)
+    rows = items(value, path, min_len=1)
+    lines = [
+        f"GPU{i} " + " ".join(str(c) for c in items(row, v.join(path, i)))
+        for i, row in enumerate(rows)
+    ]
+    matrix = parse_topology("\n".join(lines), path)
+    if len(matrix) != len(rows):
+        raise InvalidInstanceError(
+            path,
+            f"must be a square matrix of link types with X on the diagonal; "
+            f"{len(rows)} rows given, {len(matrix)} read",
+        )
+    return matrix
+
+
+def _matrices(value: Any, path: str = "bandwidth.topology") -> dict[str, Matrix]:
+    """Link matrices by host type (the ``topology`` field of the topology model)."""
+    out: dict[str, Matrix] = {}
+    for raw_type, matrix in v.as_mapping(value, path).items():
+        where = v.join(path, str(raw_type))
+        name = type_name(raw_type, where)
+        if name in out:
+            raise InvalidInstanceError(where, f"host type {name!r} is listed twice")
+        out[name] = _matrix(matrix, where)
+    return out
+
+
+def _links(value: Any, path: str = "bandwidth.links") -> dict[str, float | dict[str, float]]:
+    """Link bandwidth overrides: ``{link: GB/s}`` for all types, ``{type: {link: GB/s}}``."""
+    out: dict[str, float | dict[str, float]] = {}
+    for key, val in v.as_mapping(value, path).items():
+        where = v.join(path, str(key))
+        name = string(key, where)
+        if isinstance(val, Mapping):
+            out[name] = {
+                string(link, where): real(gbps, v.join(where, str(link)), minimum=0.0)
+                for link, gbps in val.items()
+            }
+        else:
+            out[name] = real(val, where, minimum=0.0)
+    return out
+
+
+def _inter_gbps(value: Any) -> float:
+    return real(value, "bandwidth.inter_gbps", minimum=0.0)
+
+
+def _gpus_per_nic(value: Any) -> int | None:
+    return None if value is None else integer(value, "bandwidth.gpus_per_nic", minimum=1)
 
 
 def _dense(table: Mapping[int, float], gpus: int) -> np.ndarray:
@@ -283,73 +449,171 @@ def _max_gpus(hosts: Sequence[Host]) -> int:
     return max(h.gpus for h in hosts)
 
 
-class _MeasuredIntra:
-    """Intra tables by host type, read from the ``intra`` field (table and bottleneck)."""
-
-    def __init__(self, raw: Any, base_dir: Path | None, path: str) -> None:
-        self.raw = dict(v.as_mapping(raw, path))
-        self.tables = {
-            v.as_str(t, path): _read_intra_source(src, base_dir, v.join(path, t))
-            for t, src in self.raw.items()
-        }
-        self.path = path
-
-    def arrays(self, hosts: Sequence[Host]) -> dict[str, np.ndarray]:
-        for i, h in enumerate(hosts):
-            if h.type not in self.tables:
-                known = ", ".join(sorted(self.tables)) or "none"
-                raise InvalidInstanceError(
-                    self.path, f"no table for host type {h.type!r} of hosts[{i}] "
-                    f"({h.name!r}); tables given for: {known}"
-                )
-        width = _max_gpus(hosts)
-        return {t: _dense(self.tables[t], width) for t in {h.type for h in hosts}}
+def _intra_arrays(intra: Mapping[str, IntraTable], hosts: Sequence[Host]) -> dict[str, np.ndarray]:
+    """Dense intra tables of the hosts' types (an error names a type without a table)."""
+    for i, h in enumerate(hosts):
+        if h.type not in intra:
+            known = ", ".join(sorted(intra)) or "none"
+            raise InvalidInstanceError(
+                "bandwidth.intra",
+                f"no table for host type {h.type!r} of hosts[{i}] "
+                f"({h.name!r}); tables given for: {known}",
+            )
+    width = _max_gpus(hosts)
+    return {t: _dense(intra[t], width) for t in {h.type for h in hosts}}
 
 
-def _inter_params(data: Mapping[str, Any]) -> tuple[float, int | None]:
-    inter = v.as_float(v.field(data, "inter_gbps", "bandwidth"), "bandwidth.inter_gbps",
-                       minimum=0.0)
-    nic = data.get("gpus_per_nic")
-    return inter, None if nic is None else v.as_int(nic, "bandwidth.gpus_per_nic", minimum=1)
+def _intra_json(intra: Mapping[str, IntraTable]) -> dict[str, dict[str, float]]:
+    return {t: {format_mask(m): gbps for m, gbps in table.items()} for t, table in intra.items()}
 
 
-class TableModel(BandwidthModel):
-    """Measured tables: ``{"model": "table", "intra": {type: table}, "cross": table,
-    "interchangeable_hosts": true}``.
+def _short(value: Any) -> str:
+    """``repr`` of a field with its tables and matrices summarised (``<255 entries>``)."""
+    if isinstance(value, Mapping) and value and all(isinstance(x, Mapping) for x in value.values()):
+        return "{" + ", ".join(f"{k!r}: <{len(x)} entries>" for k, x in value.items()) + "}"
+    if isinstance(value, Mapping) and value and all(isinstance(k, tuple) for k in value):
+        return f"<{len(value)} entries>"
+    if isinstance(value, Mapping) and value and all(isinstance(x, tuple) for x in value.values()):
+        return "{" + ", ".join(f"{k!r}: <{len(x)}x{len(x)} matrix>" for k, x in value.items()) + "}"
+    return repr(value)
 
-    ``intra`` maps each host type to a nccl-tests CSV path (relative to the instance file),
-    a list of them (averaged), or an inline ``{"0123": GB/s}`` object. ``cross`` (optional)
-    is a cross-host CSV path or an inline list ``[{"counts": [4, 4], "gbps": 40.0}, ...]``.
+
+# --------------------------------------------------------------------------- structured models
+
+
+class StructuredModel(BandwidthModel):
+    """A built-in model of the structured form (module docstring), readable from JSON.
+
+    Subclasses are frozen keyword-only dataclasses; ``repr`` summarises large tables.
+    """
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> StructuredModel:
+        """Read the model's JSON object; files it references resolve against ``base_dir``
+        (else the working directory). Errors name ``bandwidth.<field>``."""
+
+    @classmethod
+    def _object(cls, data: Any) -> Mapping[str, Any]:
+        """``data`` as the model's JSON object (its ``"model"`` key, if any, must be ours)."""
+        data = v.as_mapping(data, "bandwidth")
+        kind = data.get("model", cls.kind)
+        if kind != cls.kind:
+            raise InvalidInstanceError(
+                "bandwidth.model", f"{cls.__name__} reads model {cls.kind!r}, got {kind!r}"
+            )
+        return data
+
+    def __repr__(self) -> str:
+        shown = [f for f in fields(self) if f.repr]  # type: ignore[arg-type]
+        args = ", ".join(f"{f.name}={_short(getattr(self, f.name))}" for f in shown)
+        return f"{type(self).__name__}({args})"
+
+
+def _read_intra_sources(raw: Any, base_dir: Path | None, path: str) -> Any:
+    """The JSON ``intra`` object with every CSV path (alone or in a list) read into a table."""
+    if not isinstance(raw, Mapping):
+        return raw
+
+    def read(source: Any, where: str) -> Any:
+        if isinstance(source, str):
+            return read_intra_csv(source, base_dir, where)
+        if isinstance(source, list):
+            return [read(s, v.join(where, i)) for i, s in enumerate(source)]
+        return source
+
+    return {t: read(src, v.join(path, str(t))) for t, src in raw.items()}
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class TableModel(StructuredModel):
+    """Measured tables: intra-host per host type and an optional cross-host table.
+
     ``B(S)`` is the intra entry for ``S`` inside one host; for ``S`` spanning hosts it is the
     minimum of the intra entries of the hosts contributing >= 2 GPUs and the cross entry of
     its per-host counts. A subset with no entry raises :class:`MissingEntryError`.
+
+    Parameters
+    ----------
+    intra
+        Per host type, the bandwidth (GB/s, finite, >= 0) of GPU subsets of one host, keyed by
+        mask (``0b1011``) or by nccl-tests name (``"013"``); a list of tables is averaged entry
+        by entry. Stored as ``{type: {mask: GB/s}}``.
+    cross
+        Optional cross-host table keyed by the per-host GPU counts of a spanning subset:
+        ``{(4, 4): 40.0}``, or a list of ``{"counts": [4, 4], "gbps": 40.0}`` objects or
+        ``((4, 4), 40.0)`` pairs (repeated counts are averaged). Stored as
+        ``{counts: GB/s}``; ``None`` (no table) means spanning subsets have no bandwidth.
+    interchangeable_hosts
+        With ``True`` (default) a cross key is the count profile, sorted decreasingly without
+        zeros; with ``False`` the full count vector in host order.
+
+    JSON: ``{"model": "table", "intra": {type: table}, "cross": table,
+    "interchangeable_hosts": true}``, where a table may also be a nccl-tests CSV path
+    (relative to the instance file), read by :meth:`from_dict`.
+
+    Examples
+    --------
+    >>> m = TableModel(intra={"T": {"0": 0.0, "1": 0.0, 0b11: 40}}, cross={(2, 1): 30.0})
+    >>> m
+    TableModel(intra={'T': <3 entries>}, cross=<1 entries>, interchangeable_hosts=True)
+    >>> m.intra["T"][0b11], m.bind([Host("a", "T", 2), Host("b", "T", 2)]).value([0b11, 0b01])
+    (40.0, 30.0)
+    >>> m.to_dict()["intra"]
+    {'T': {'0': 0.0, '1': 0.0, '01': 40.0}}
+    >>> m == TableModel.from_dict(m.to_dict())
+    True
     """
 
     kind = "table"
 
-    def __init__(self, data: Mapping[str, Any], base_dir: Path | None = None) -> None:
-        self.intra = _MeasuredIntra(v.field(data, "intra", "bandwidth"), base_dir,
-                                    "bandwidth.intra")
-        self.cross_raw = data.get("cross")
-        self.cross = (None if self.cross_raw is None
-                      else _read_cross_source(self.cross_raw, base_dir, "bandwidth.cross"))
-        flag = data.get("interchangeable_hosts", True)
-        if not isinstance(flag, bool):
-            raise InvalidInstanceError("bandwidth.interchangeable_hosts",
-                                       f"must be true or false, got {flag!r}")
-        self.interchangeable = flag
+    intra: Mapping[str, IntraTable] = field(hash=False)
+    cross: CrossTable | None = field(hash=False)
+    interchangeable_hosts: bool
+
+    def __init__(
+        self,
+        *,
+        intra: Mapping[str, IntraInput],
+        cross: CrossInput | None = None,
+        interchangeable_hosts: bool = True,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "intra", _intra_tables(intra))
+        put(self, "cross", _cross_table(cross))
+        flag = interchangeable_hosts
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InvalidInstanceError(
+                "bandwidth.interchangeable_hosts", f"must be true or false, got {flag!r}"
+            )
+        put(self, "interchangeable_hosts", bool(flag))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> TableModel:
+        data = cls._object(data)
+        cross = data.get("cross")
+        if isinstance(cross, str):
+            cross = read_cross_csv(cross, base_dir, "bandwidth.cross")
+        return cls(
+            intra=_read_intra_sources(
+                v.field(data, "intra", "bandwidth"), base_dir, "bandwidth.intra"
+            ),
+            cross=cross,
+            interchangeable_hosts=data.get("interchangeable_hosts", True),
+        )
 
     def bind(self, hosts: Sequence[Host]) -> ProfileBound:
-        if self.cross is not None and not self.interchangeable:
+        if self.cross is not None and not self.interchangeable_hosts:
             bad = sorted({len(key) for key in self.cross if len(key) != len(hosts)})
             if bad:
                 raise InvalidInstanceError(
-                    "bandwidth.cross", f"with interchangeable_hosts false every mapping must "
-                    f"list all {len(hosts)} hosts; found mappings of {bad} nodes"
+                    "bandwidth.cross",
+                    f"with interchangeable_hosts false every mapping must "
+                    f"list all {len(hosts)} hosts; found mappings of {bad} nodes",
                 )
         profiles = None
         if self.cross is not None:
-            if self.interchangeable:
+            if self.interchangeable_hosts:
                 samples: dict[tuple[int, ...], list[float]] = {}
                 for key, value in self.cross.items():
                     sorted_key = tuple(sorted((c for c in key if c), reverse=True))
@@ -357,86 +621,181 @@ class TableModel(BandwidthModel):
                 profiles = {k: sum(vals) / len(vals) for k, vals in samples.items()}
             else:
                 profiles = dict(self.cross)
-        return ProfileBound(hosts, self.intra.arrays(hosts), profiles, self.interchangeable)
+        return ProfileBound(
+            hosts, _intra_arrays(self.intra, hosts), profiles, self.interchangeable_hosts
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.kind, "intra": self.intra.raw,
-                               "interchangeable_hosts": self.interchangeable}
-        if self.cross_raw is not None:
-            out["cross"] = self.cross_raw
+        """``{"model": "table", "intra": ..., "interchangeable_hosts": ..., "cross": ...}``
+        with every table inline (``cross`` only when given)."""
+        out: dict[str, Any] = {
+            "model": self.kind,
+            "intra": _intra_json(self.intra),
+            "interchangeable_hosts": self.interchangeable_hosts,
+        }
+        if self.cross is not None:
+            out["cross"] = [{"counts": list(key), "gbps": gbps} for key, gbps in self.cross.items()]
         return out
 
 
-class BottleneckModel(BandwidthModel):
-    """The paper's simulator (§5.1.1): ``{"model": "bottleneck", "intra": {...},
-    "inter_gbps": 50.0, "gpus_per_nic": null}``.
+@dataclass(frozen=True, init=False, repr=False)
+class BottleneckModel(StructuredModel):
+    """The paper's simulator (§5.1.1): measured intra-host tables and one inter-host link.
 
-    ``B(S) = min(min_h intra_h(S ∩ h), inter(S))``; ``intra`` as in :class:`TableModel`;
-    ``inter(S)`` (only when ``S`` spans >= 2 hosts) is ``inter_gbps`` (GB/s, the per-host
-    inter-host link, e.g. 400 Gb/s InfiniBand = 50 GB/s), times
-    ``min(1, gpus_per_nic / max_h |S ∩ h|)`` when ``gpus_per_nic`` is given: the GPUs of the
-    most loaded host share its NIC beyond ``gpus_per_nic`` of them (Fig. 1's 4+4 vs 6+2).
+    ``B(S) = min(min_h intra_h(S ∩ h), inter(S))`` where ``inter(S)`` (only when ``S`` spans
+    >= 2 hosts) is ``inter_gbps``, times ``min(1, gpus_per_nic / max_h |S ∩ h|)`` when
+    ``gpus_per_nic`` is given: the GPUs of the most loaded host share its NIC beyond
+    ``gpus_per_nic`` of them (Fig. 1's 4+4 vs 6+2).
+
+    Parameters
+    ----------
+    intra
+        Intra-host tables per host type, as for :class:`TableModel`.
+    inter_gbps
+        The per-host inter-host link in GB/s (finite, >= 0; e.g. 400 Gb/s InfiniBand = 50).
+    gpus_per_nic
+        GPUs a host's NIC serves at full rate (integer >= 1), or ``None`` for no sharing.
+
+    JSON: ``{"model": "bottleneck", "intra": {...}, "inter_gbps": 50.0, "gpus_per_nic": null}``.
+
+    Examples
+    --------
+    >>> m = BottleneckModel(intra={"T": {"01": 40.0, "0": 0.0}}, inter_gbps=25, gpus_per_nic=1)
+    >>> m.inter_gbps, m.bind([Host("a", "T", 2), Host("b", "T", 2)]).value([0b11, 0b01])
+    (25.0, 12.5)
+    >>> BottleneckModel(intra={}, inter_gbps=50.0, gpus_per_nic=0)
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: bandwidth.gpus_per_nic: must be >= 1, got 0
     """
 
     kind = "bottleneck"
 
-    def __init__(self, data: Mapping[str, Any], base_dir: Path | None = None) -> None:
-        self.intra = _MeasuredIntra(v.field(data, "intra", "bandwidth"), base_dir,
-                                    "bandwidth.intra")
-        self.inter_gbps, self.gpus_per_nic = _inter_params(data)
+    intra: Mapping[str, IntraTable] = field(hash=False)
+    inter_gbps: float
+    gpus_per_nic: int | None
+
+    def __init__(
+        self, *, intra: Mapping[str, IntraInput], inter_gbps: float, gpus_per_nic: int | None = None
+    ) -> None:
+        put = object.__setattr__
+        put(self, "intra", _intra_tables(intra))
+        put(self, "inter_gbps", _inter_gbps(inter_gbps))
+        put(self, "gpus_per_nic", _gpus_per_nic(gpus_per_nic))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> BottleneckModel:
+        data = cls._object(data)
+        return cls(
+            intra=_read_intra_sources(
+                v.field(data, "intra", "bandwidth"), base_dir, "bandwidth.intra"
+            ),
+            inter_gbps=v.field(data, "inter_gbps", "bandwidth"),
+            gpus_per_nic=data.get("gpus_per_nic"),
+        )
 
     def bind(self, hosts: Sequence[Host]) -> CapBound:
-        return CapBound(hosts, self.intra.arrays(hosts), self.inter_gbps, self.gpus_per_nic)
+        return CapBound(hosts, _intra_arrays(self.intra, hosts), self.inter_gbps, self.gpus_per_nic)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.kind, "intra": self.intra.raw, "inter_gbps": self.inter_gbps,
-                "gpus_per_nic": self.gpus_per_nic}
+        """``{"model": "bottleneck", "intra": ..., "inter_gbps": ..., "gpus_per_nic": ...}``
+        with every table inline."""
+        return {
+            "model": self.kind,
+            "intra": _intra_json(self.intra),
+            "inter_gbps": self.inter_gbps,
+            "gpus_per_nic": self.gpus_per_nic,
+        }
 
 
-class TopologyModel(BandwidthModel):
-    """Topology-derived: ``{"model": "topology", "topology": {type: matrix}, "links": {...},
-    "inter_gbps": 12.5, "gpus_per_nic": null}``.
+@dataclass(frozen=True, init=False, repr=False)
+class TopologyModel(StructuredModel):
+    """Topology-derived intra-host terms and the inter-host term of :class:`BottleneckModel`.
 
     The intra term of a subset is the bottleneck link of its best ring through the host's
-    ``nvidia-smi topo -m`` matrix (:func:`~topoopt.gpuselect.topologies.ring_bandwidths`);
-    the inter term is that of :class:`BottleneckModel`. ``topology`` maps a host type to a
-    file path, the matrix text, or a list of rows of link tokens; types not listed use the
-    paper's Appendix E matrix. ``links`` overrides the public-spec link bandwidths (GB/s) of
-    :func:`~topoopt.gpuselect.topologies.default_link_gbps`, for all types
-    (``{"NV4": 56.25}``) or per type (``{"A6000": {"NV4": 56.25}}``).
+    ``nvidia-smi topo -m`` matrix (:func:`~topoopt.gpuselect.topologies.ring_bandwidths`).
+
+    Parameters
+    ----------
+    inter_gbps, gpus_per_nic
+        As for :class:`BottleneckModel`.
+    topology
+        Link matrices by host type: ``nvidia-smi topo -m`` text (raw output or Markdown) or
+        rows of link tokens; stored as tuples of tokens. Types not listed use the paper's
+        Appendix E matrix (4090, V100, A6000, A800, H100).
+    links
+        Overrides of the public-spec link bandwidths (GB/s) of
+        :func:`~topoopt.gpuselect.topologies.default_link_gbps`, for all types
+        (``{"NV4": 56.25}``) or per type (``{"A6000": {"NV4": 56.25}}``).
+
+    JSON: ``{"model": "topology", "topology": {type: matrix}, "links": {...},
+    "inter_gbps": 12.5, "gpus_per_nic": null}``, where a matrix may also be a file path
+    (relative to the instance file), read by :meth:`from_dict`; ``to_dict`` writes matrices
+    as rows of tokens.
+
+    Examples
+    --------
+    >>> m = TopologyModel(inter_gbps=12.5, topology={"X2": [["X", "NV2"], ["NV2", "X"]]})
+    >>> m
+    TopologyModel(inter_gbps=12.5, gpus_per_nic=None, topology={'X2': <2x2 matrix>}, links={})
+    >>> m.topology["X2"], m.bind([Host("a", "X2", 2)]).value([0b11])
+    ((('X', 'NV2'), ('NV2', 'X')), 50.0)
     """
 
     kind = "topology"
-    MAX_GPUS = 10
+    MAX_GPUS: ClassVar[int] = 10
 
-    def __init__(self, data: Mapping[str, Any], base_dir: Path | None = None) -> None:
-        self.topology_raw = dict(v.as_mapping(data.get("topology", {}), "bandwidth.topology"))
-        self.matrices = {
-            t: _read_topology(raw, base_dir, v.join("bandwidth.topology", t))
-            for t, raw in self.topology_raw.items()
-        }
-        self.links_raw = dict(v.as_mapping(data.get("links", {}), "bandwidth.links"))
-        for key, value in self.links_raw.items():
-            where = v.join("bandwidth.links", key)
-            if isinstance(value, Mapping):
-                for link, gbps in value.items():
-                    v.as_float(gbps, v.join(where, link), minimum=0.0)
-            else:
-                v.as_float(value, where, minimum=0.0)
-        self.inter_gbps, self.gpus_per_nic = _inter_params(data)
-        self._rings: dict[tuple[str, int], np.ndarray] = {}
+    inter_gbps: float
+    gpus_per_nic: int | None
+    topology: Mapping[str, Matrix] = field(hash=False)
+    links: Mapping[str, float | Mapping[str, float]] = field(hash=False)
+    _rings: dict[tuple[str, int], np.ndarray] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
 
-    def host_topology(self, host_type: str) -> tuple[tuple[str, ...], ...] | None:
-        return self.matrices.get(host_type) or builtin_topology(host_type)
+    def __init__(
+        self,
+        *,
+        inter_gbps: float,
+        gpus_per_nic: int | None = None,
+        topology: Mapping[str, str | Sequence[Sequence[str]]] | None = None,
+        links: Mapping[str, float | Mapping[str, float]] | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "inter_gbps", _inter_gbps(inter_gbps))
+        put(self, "gpus_per_nic", _gpus_per_nic(gpus_per_nic))
+        put(self, "topology", _matrices({} if topology is None else topology))
+        put(self, "links", _links({} if links is None else links))
+        put(self, "_rings", {})
+
+    @classmethod
+    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> TopologyModel:
+        data = cls._object(data)
+        topology = data.get("topology", {})
+        if isinstance(topology, Mapping):
+            topology = {
+                t: read_topology(m, base_dir, v.join("bandwidth.topology", str(t)))
+                if isinstance(m, str) and "GPU0" not in m
+                else m
+                for t, m in topology.items()
+            }
+        return cls(
+            inter_gbps=v.field(data, "inter_gbps", "bandwidth"),
+            gpus_per_nic=data.get("gpus_per_nic"),
+            topology=topology,
+            links=data.get("links", {}),
+        )
+
+    def host_topology(self, host_type: str) -> Matrix | None:
+        return self.topology.get(host_type) or builtin_topology(host_type)
 
     def link_gbps(self, host_type: str) -> dict[str, float]:
         """Link bandwidths used for ``host_type`` (defaults, then global, then per type)."""
         links = default_link_gbps(host_type)
-        links.update({k: float(x) for k, x in self.links_raw.items()
-                      if not isinstance(x, Mapping)})
-        per_type = self.links_raw.get(host_type)
+        links.update({k: x for k, x in self.links.items() if not isinstance(x, Mapping)})
+        per_type = self.links.get(host_type)
         if isinstance(per_type, Mapping):
-            links.update({k: float(x) for k, x in per_type.items()})
+            links.update(per_type)
         return links
 
     def bind(self, hosts: Sequence[Host]) -> CapBound:
@@ -449,20 +808,21 @@ class TopologyModel(BandwidthModel):
             where = v.join("bandwidth.topology", h.type)
             if matrix is None:
                 raise InvalidInstanceError(
-                    where, f"no topology for host type {h.type!r} of hosts[{i}] and no "
-                    "built-in one (built-in: 4090, V100, A6000, A800, H100)"
+                    where,
+                    f"no topology for host type {h.type!r} of hosts[{i}] and no "
+                    "built-in one (built-in: 4090, V100, A6000, A800, H100)",
                 )
             if len(matrix) < h.gpus or len(matrix) > self.MAX_GPUS:
                 raise InvalidInstanceError(
-                    where, f"matrix has {len(matrix)} GPUs; hosts of this type have {h.gpus} "
-                    f"(the topology model supports up to {self.MAX_GPUS})"
+                    where,
+                    f"matrix has {len(matrix)} GPUs; hosts of this type have {h.gpus} "
+                    f"(the topology model supports up to {self.MAX_GPUS})",
                 )
             ring = self._ring(h.type, h.gpus, matrix, where)
             tables[h.type] = np.concatenate([ring, np.full((1 << width) - len(ring), np.nan)])
         return CapBound(hosts, tables, self.inter_gbps, self.gpus_per_nic)
 
-    def _ring(self, host_type: str, gpus: int, matrix: tuple[tuple[str, ...], ...],
-              where: str) -> np.ndarray:
+    def _ring(self, host_type: str, gpus: int, matrix: Matrix, where: str) -> np.ndarray:
         """Ring bandwidth of every subset of the first ``gpus`` GPUs (cached per type)."""
         key = (host_type, gpus)
         if key not in self._rings:
@@ -471,25 +831,20 @@ class TopologyModel(BandwidthModel):
         return self._rings[key]
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.kind, "inter_gbps": self.inter_gbps,
-                               "gpus_per_nic": self.gpus_per_nic}
-        if self.topology_raw:
-            out["topology"] = self.topology_raw
-        if self.links_raw:
-            out["links"] = self.links_raw
+        """``{"model": "topology", "inter_gbps": ..., "gpus_per_nic": ...}``, plus ``topology``
+        (rows of tokens) and ``links`` when given."""
+        out: dict[str, Any] = {
+            "model": self.kind,
+            "inter_gbps": self.inter_gbps,
+            "gpus_per_nic": self.gpus_per_nic,
+        }
+        if self.topology:
+            out["topology"] = {t: [list(row) for row in m] for t, m in self.topology.items()}
+        if self.links:
+            out["links"] = {
+                k: dict(x) if isinstance(x, Mapping) else x for k, x in self.links.items()
+            }
         return out
-
-
-def _read_topology(raw: Any, base_dir: Path | None, path: str) -> tuple[tuple[str, ...], ...]:
-    if isinstance(raw, str):
-        if "GPU0" in raw:
-            return parse_topology(raw, path)
-        file, text = load_path(raw, base_dir, path)
-        return parse_topology(text, str(file))
-    rows = v.as_list(raw, path, min_len=1)
-    lines = [f"GPU{i} " + " ".join(str(c) for c in v.as_list(r, v.join(path, i)))
-             for i, r in enumerate(rows)]
-    return parse_topology("\n".join(lines), path)
 
 
 # --------------------------------------------------------------------------- callables
@@ -504,24 +859,43 @@ class _CallableBound(BoundModel):
         return float(self.fn(self.pairs(masks)))
 
 
+@dataclass(frozen=True, eq=False)
 class CallableModel(BandwidthModel):
     """A user function ``fn(S) -> GB/s`` where ``S`` is a list of ``(host name, index)`` pairs.
 
-    The black box of BandPilot §3.2 (e.g. a learned surrogate). It cannot be written to JSON.
+    The black box of BandPilot §3.2 (e.g. a learned surrogate). Two callable models are equal
+    when they wrap the same callable object. It cannot be written to JSON: :meth:`to_dict`
+    raises :class:`~topoopt.core.errors.TopooptError`.
 
     Examples
     --------
-    >>> model = CallableModel(lambda s: 10.0 * len({h for h, _ in s}))
+    >>> fn = lambda s: 10.0 * len({h for h, _ in s})
+    >>> model = CallableModel(fn)
     >>> model.bind([Host("a", "T", 2, (0, 1)), Host("b", "T", 2, (0,))]).value([3, 1])
     20.0
+    >>> model == CallableModel(fn), model == CallableModel(lambda s: 0.0)
+    (True, False)
     """
 
     kind = "callable"
 
-    def __init__(self, fn: Callable[[list[tuple[str, int]]], float]) -> None:
-        if not callable(fn):
-            raise TopooptError(f"bandwidth: expected a callable, got {type(fn).__name__}")
-        self.fn = fn
+    fn: Callable[[list[tuple[str, int]]], float]
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise InvalidInstanceError(
+                "bandwidth",
+                f"must be a bandwidth model, its JSON object or a callable "
+                f"S -> GB/s, got {self.fn!r}",
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallableModel):
+            return NotImplemented
+        return self.fn is other.fn
+
+    def __hash__(self) -> int:
+        return hash(id(self.fn))
 
     def bind(self, hosts: Sequence[Host]) -> BoundModel:
         return _CallableBound(hosts, self.fn)
@@ -533,18 +907,46 @@ class CallableModel(BandwidthModel):
         )
 
 
-MODELS: dict[str, type[BandwidthModel]] = {
-    "table": TableModel, "bottleneck": BottleneckModel, "topology": TopologyModel,
+MODELS: dict[str, type[StructuredModel]] = {
+    "table": TableModel,
+    "bottleneck": BottleneckModel,
+    "topology": TopologyModel,
 }
 """Built-in models by their JSON ``"model"`` name."""
 
 
-def model_from_dict(data: Any, base_dir: Path | None = None) -> BandwidthModel:
-    """Read the ``bandwidth`` object of an instance (errors name ``bandwidth.<field>``)."""
+def model_from_dict(data: Any, base_dir: Path | None = None) -> StructuredModel:
+    """Read the ``bandwidth`` object of an instance (errors name ``bandwidth.<field>``).
+
+    Dispatches on ``"model"`` to :meth:`StructuredModel.from_dict` of :data:`MODELS`; file
+    references resolve against ``base_dir`` (else the working directory).
+
+    Examples
+    --------
+    >>> model_from_dict({"model": "topology", "inter_gbps": 12.5})
+    TopologyModel(inter_gbps=12.5, gpus_per_nic=None, topology={}, links={})
+    """
     data = v.as_mapping(data, "bandwidth")
     kind = v.field(data, "model", "bandwidth")
-    if kind not in MODELS:
+    if not isinstance(kind, str) or kind not in MODELS:
         raise InvalidInstanceError(
             "bandwidth.model", f"unknown model {kind!r}; one of {', '.join(MODELS)}"
         )
-    return MODELS[kind](data, base_dir)  # type: ignore[call-arg]
+    return MODELS[kind].from_dict(data, base_dir=base_dir)
+
+
+__all__ = [
+    "MODELS",
+    "BandwidthModel",
+    "BottleneckModel",
+    "BoundModel",
+    "CallableModel",
+    "CapBound",
+    "MissingEntryError",
+    "ProfileBound",
+    "StructuredBound",
+    "StructuredModel",
+    "TableModel",
+    "TopologyModel",
+    "model_from_dict",
+]

@@ -32,8 +32,13 @@ class Selection:
 
 def from_masks(instance: GpuSelectInstance, masks: Sequence[int] | np.ndarray) -> Selection:
     """The selection given by one mask per host (host order, then index order)."""
-    return Selection(tuple((h.name, i) for h, m in zip(instance.hosts, masks, strict=True)
-                           for i in indices_of(int(m))))
+    return Selection(
+        tuple(
+            (h.name, i)
+            for h, m in zip(instance.hosts, masks, strict=True)
+            for i in indices_of(int(m))
+        )
+    )
 
 
 def to_masks(instance: GpuSelectInstance, selection: Selection) -> list[int]:
@@ -96,8 +101,12 @@ def from_dict(instance: GpuSelectInstance, data: Mapping[str, Any]) -> Selection
     """Read ``{"gpus": [["n0", 3], ...]}``."""
     gpus = data.get("gpus") if isinstance(data, Mapping) else None
     if not isinstance(gpus, list) or not all(
-        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
-        and isinstance(p[1], int) and not isinstance(p[1], bool) for p in gpus
+        isinstance(p, list)
+        and len(p) == 2
+        and isinstance(p[0], str)
+        and isinstance(p[1], int)
+        and not isinstance(p[1], bool)
+        for p in gpus
     ):
         raise InvalidSolutionError("solution.gpus: must be a list of [host name, index] pairs")
     return Selection.of(gpus)
@@ -117,7 +126,10 @@ def describe(instance: GpuSelectInstance, selection: Selection) -> str:
     B(S) = 50 GB/s
     """
     masks = to_masks(instance, selection)
-    lines = [f"{h.name} ({h.type}): GPUs {', '.join(str(i) for i in indices_of(m))}"
-             for h, m in zip(instance.hosts, masks, strict=True) if m]
+    lines = [
+        f"{h.name} ({h.type}): GPUs {', '.join(str(i) for i in indices_of(m))}"
+        for h, m in zip(instance.hosts, masks, strict=True)
+        if m
+    ]
     lines.append(f"B(S) = {evaluate(instance, selection):g} GB/s")
     return "\n".join(lines)

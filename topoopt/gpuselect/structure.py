@@ -72,8 +72,9 @@ class Decomposition:
 
     def single_host(self) -> tuple[float, int] | None:
         """Best single-host subset of ``k`` GPUs as ``(value, host)``, if one host fits."""
-        fits = [(self.best[h][self.k][0], h) for h in range(len(self.avail))
-                if self.avail[h] >= self.k]
+        fits = [
+            (self.best[h][self.k][0], h) for h in range(len(self.avail)) if self.avail[h] >= self.k
+        ]
         if not fits:
             return None
         if self.k == 1 and any(math.isnan(val) for val, _ in fits):

@@ -28,8 +28,8 @@ from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
 
-if TYPE_CHECKING:
-    from topoopt.placement.result import PlacementResult
+if TYPE_CHECKING:  # the result type parameter of the Instance base class
+    from topoopt.placement.result import PlacementResult  # noqa: F401
 
 DEFAULT_GPUS_PER_NODE = 8
 

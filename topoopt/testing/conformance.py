@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import topoopt
-from topoopt.core.family import Instance, Sense
 from topoopt.core.backends import available_backends
+from topoopt.core.family import Instance, Sense
 from topoopt.core.registry import get_family, get_solver, solver_class, solver_names
 from topoopt.core.result import RESULT_JSON_KEYS
 from topoopt.core.status import SolutionStatus
@@ -103,7 +103,7 @@ def check_exact_is_optimal(solver: str, instance: Instance, backend: str | None 
         assert result.gap <= TOL, result
 
 
-CHECKS: dict[str, Callable[[str, Instance], None]] = {
+CHECKS: dict[str, Callable[[str, Instance[Any], str | None], None]] = {
     f.__name__: f
     for f in (
         check_feasible,

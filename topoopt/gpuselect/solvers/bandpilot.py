@@ -72,8 +72,9 @@ def min_hosts(avail: Sequence[int], k: int) -> int:
     raise ValueError("k exceeds the idle GPUs")
 
 
-def eha(instance: GpuSelectInstance, max_combinations: int = MAX_HOST_COMBINATIONS
-        ) -> tuple[float, np.ndarray]:
+def eha(
+    instance: GpuSelectInstance, max_combinations: int = MAX_HOST_COMBINATIONS
+) -> tuple[float, np.ndarray]:
     """Equilibrium-driven Heuristic (BandPilot Alg. 1).
 
     If a host has ``k`` idle GPUs, the best ``k``-subset over all such hosts. Otherwise
@@ -139,8 +140,9 @@ def pts(instance: GpuSelectInstance, prune_k: int = 8) -> tuple[float, np.ndarra
 
 
 def _attempt(instance: GpuSelectInstance, masks: np.ndarray, message: str) -> Attempt:
-    return Attempt(from_masks(instance, masks.tolist()), TerminationReason.COMPLETED,
-                   message=message)
+    return Attempt(
+        from_masks(instance, masks.tolist()), TerminationReason.COMPLETED, message=message
+    )
 
 
 @register_solver
@@ -153,11 +155,17 @@ class EhaSolver(Solver):
     name = "gpuselect/eha"
     family = "gpuselect"
 
-    def _solve(self, instance: GpuSelectInstance, ctx: SolveContext, *,
-               max_combinations: int = MAX_HOST_COMBINATIONS) -> Attempt:
+    def _solve(
+        self,
+        instance: GpuSelectInstance,
+        ctx: SolveContext,
+        *,
+        max_combinations: int = MAX_HOST_COMBINATIONS,
+    ) -> Attempt:
         if not isinstance(max_combinations, int) or max_combinations < 1:
             raise InvalidOptionError(
-                f"max_combinations: must be a positive integer, got {max_combinations!r}")
+                f"max_combinations: must be a positive integer, got {max_combinations!r}"
+            )
         value, masks = eha(instance, max_combinations)
         return _attempt(instance, masks, f"EHA: B = {value:g} GB/s")
 
@@ -172,8 +180,9 @@ class PtsSolver(Solver):
     name = "gpuselect/pts"
     family = "gpuselect"
 
-    def _solve(self, instance: GpuSelectInstance, ctx: SolveContext, *,
-               prune_k: int = 8) -> Attempt:
+    def _solve(
+        self, instance: GpuSelectInstance, ctx: SolveContext, *, prune_k: int = 8
+    ) -> Attempt:
         if not isinstance(prune_k, int) or prune_k < 0:
             raise InvalidOptionError(f"prune_k: must be a non-negative integer, got {prune_k!r}")
         value, masks = pts(instance, prune_k)
@@ -190,8 +199,14 @@ class HybridSolver(Solver):
     name = "gpuselect/hybrid"
     family = "gpuselect"
 
-    def _solve(self, instance: GpuSelectInstance, ctx: SolveContext, *,
-               max_combinations: int = MAX_HOST_COMBINATIONS, prune_k: int = 8) -> Attempt:
+    def _solve(
+        self,
+        instance: GpuSelectInstance,
+        ctx: SolveContext,
+        *,
+        max_combinations: int = MAX_HOST_COMBINATIONS,
+        prune_k: int = 8,
+    ) -> Attempt:
         e_value, e_masks = eha(instance, max_combinations)
         p_value, p_masks = pts(instance, prune_k)
         if p_value > e_value:

@@ -17,9 +17,9 @@ from topoopt.core.status import TerminationReason
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.masks import indices_of, submasks
 from topoopt.gpuselect.solution import Selection, from_masks
-from topoopt.gpuselect.topologies import slurm_weight
 from topoopt.gpuselect.solvers.bandpilot import min_hosts
 from topoopt.gpuselect.solvers.common import fitting_hosts
+from topoopt.gpuselect.topologies import slurm_weight
 
 
 def fewest_hosts_pool(instance: GpuSelectInstance) -> list[int]:
@@ -58,8 +58,12 @@ class TopoWeights:
                 self.unknown.add(host.type)
                 w = np.ones((host.gpus, host.gpus))
             else:
-                w = np.array([[slurm_weight(matrix[i][j]) for j in range(host.gpus)]
-                              for i in range(host.gpus)])
+                w = np.array(
+                    [
+                        [slurm_weight(matrix[i][j]) for j in range(host.gpus)]
+                        for i in range(host.gpus)
+                    ]
+                )
             np.fill_diagonal(w, 0.0)
             self.weights.append(w)
 
@@ -71,8 +75,7 @@ class TopoWeights:
 
     def best(self, host: int, avail: int, size: int) -> tuple[float, int]:
         """Highest-scoring ``size``-subset of ``avail`` on ``host`` (first on ties)."""
-        return max(((self.score(host, m), m) for m in submasks(avail, size)),
-                   key=lambda sm: sm[0])
+        return max(((self.score(host, m), m) for m in submasks(avail, size)), key=lambda sm: sm[0])
 
 
 def topo_selection(instance: GpuSelectInstance) -> tuple[list[int], set[str]]:
@@ -90,8 +93,11 @@ def topo_selection(instance: GpuSelectInstance) -> tuple[list[int], set[str]]:
         masks[h] = mask
         return masks, weights.unknown
     pool = fewest_hosts_pool(instance)
-    best_of = {(h, c): weights.best(h, instance.hosts[h].available_mask, c)
-               for h in pool for c in range(instance.hosts[h].n_available + 1)}
+    best_of = {
+        (h, c): weights.best(h, instance.hosts[h].available_mask, c)
+        for h in pool
+        for c in range(instance.hosts[h].n_available + 1)
+    }
     # table[j][t]: best score using the first j pool hosts with t GPUs, and the counts
     table: list[dict[int, tuple[float, tuple[int, ...]]]] = [{0: (0.0, ())}]
     for h in pool:
@@ -130,8 +136,9 @@ class DefaultSolver(Solver):
     family = "gpuselect"
 
     def _solve(self, instance: GpuSelectInstance, ctx: SolveContext) -> Attempt:
-        return Attempt(from_masks(instance, default_selection(instance)),
-                       TerminationReason.COMPLETED)
+        return Attempt(
+            from_masks(instance, default_selection(instance)), TerminationReason.COMPLETED
+        )
 
 
 @register_solver
@@ -143,6 +150,9 @@ class TopoSolver(Solver):
 
     def _solve(self, instance: GpuSelectInstance, ctx: SolveContext) -> Attempt:
         masks, unknown = topo_selection(instance)
-        note = (f"no topology matrix for host types {sorted(unknown)}: scored with uniform "
-                "weights" if unknown else "")
+        note = (
+            f"no topology matrix for host types {sorted(unknown)}: scored with uniform weights"
+            if unknown
+            else ""
+        )
         return Attempt(from_masks(instance, masks), TerminationReason.COMPLETED, message=note)

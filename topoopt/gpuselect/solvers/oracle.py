@@ -38,8 +38,9 @@ from topoopt.gpuselect.structure import Decomposition, check_profiles_complete, 
 BATCH = 20_000
 
 
-def brute_force(instance: GpuSelectInstance, ctx: SolveContext | None = None
-                ) -> tuple[float, list[int], bool]:
+def brute_force(
+    instance: GpuSelectInstance, ctx: SolveContext | None = None
+) -> tuple[float, list[int], bool]:
     """Best subset over all ``C(|A|, k)`` subsets: ``(value, masks, complete)``.
 
     ``complete`` is False when the time limit of ``ctx`` stopped the enumeration.
@@ -55,8 +56,9 @@ def brute_force(instance: GpuSelectInstance, ctx: SolveContext | None = None
             return best_value, best_row.tolist(), True
         rows = np.zeros((len(chunk), instance.n_hosts), dtype=np.int64)
         for col in range(instance.k):
-            np.bitwise_or.at(rows, (np.arange(len(chunk)), host_of[chunk[:, col]]),
-                             bit_of[chunk[:, col]])
+            np.bitwise_or.at(
+                rows, (np.arange(len(chunk)), host_of[chunk[:, col]]), bit_of[chunk[:, col]]
+            )
         values = instance.bound.batch(rows)
         j = int(np.argmax(values))
         if values[j] > best_value:
@@ -80,8 +82,9 @@ def _reachable(allowed: Sequence[Sequence[int]], k: int) -> list[tuple[int, int]
     return states
 
 
-def _backtrack(allowed: Sequence[Sequence[int]], states: list[tuple[int, int]], k: int
-               ) -> list[int]:
+def _backtrack(
+    allowed: Sequence[Sequence[int]], states: list[tuple[int, int]], k: int
+) -> list[int]:
     """A count vector realising sum ``k`` with >= 2 hosts from the DP ``states``."""
     counts = [0] * len(allowed)
     total, need_many = k, True  # need_many: the prefix must use >= 2 hosts (else exactly 1)
@@ -115,8 +118,14 @@ def _fast_cap(dec: Decomposition, bound: CapBound) -> tuple[float, list[int]] | 
     thresholds = sorted(v for v in values if math.isfinite(v))
 
     def allowed_at(t: float) -> list[list[int]]:
-        return [[c for c in range(1, min(dec.avail[h], k) + 1)
-                 if dec.intra(h, c) >= t and bound.cap(c) >= t] for h in range(n)]
+        return [
+            [
+                c
+                for c in range(1, min(dec.avail[h], k) + 1)
+                if dec.intra(h, c) >= t and bound.cap(c) >= t
+            ]
+            for h in range(n)
+        ]
 
     def feasible(t: float) -> bool:
         return bool(_reachable(allowed_at(t), k)[-1][1] >> k & 1)
@@ -167,12 +176,16 @@ def _fast_profiles(dec: Decomposition, bound: ProfileBound) -> tuple[float, list
             value = dec.spanning_value(counts)
         else:
             cap = bound.inter(list(key))
-            levels = sorted({dec.intra(h, p) for h in range(n) for p in set(key)
-                             if p <= dec.avail[h]} | {math.inf}, reverse=True)
+            levels = sorted(
+                {dec.intra(h, p) for h in range(n) for p in set(key) if p <= dec.avail[h]}
+                | {math.inf},
+                reverse=True,
+            )
             found = None
             for t in levels:  # decreasing: the first feasible level is the bottleneck optimum
-                ok = [[h for h in range(n) if p <= dec.avail[h] and dec.intra(h, p) >= t]
-                      for p in key]
+                ok = [
+                    [h for h in range(n) if p <= dec.avail[h] and dec.intra(h, p) >= t] for p in key
+                ]
                 found = _match(key, ok)
                 if found is not None:
                     break
@@ -225,8 +238,9 @@ class EnumerateSolver(Solver):
     exact = True
     gives_bound = True
 
-    def _solve(self, instance: GpuSelectInstance, ctx: SolveContext, *,
-               method: str = "auto") -> Attempt:
+    def _solve(
+        self, instance: GpuSelectInstance, ctx: SolveContext, *, method: str = "auto"
+    ) -> Attempt:
         if method not in ("auto", "fast", "brute"):
             raise InvalidOptionError(f"method: must be 'auto', 'fast' or 'brute', got {method!r}")
         structured = isinstance(instance.bound, StructuredBound)
@@ -235,8 +249,11 @@ class EnumerateSolver(Solver):
             return self._optimal(instance, masks, f"fast path: B* = {value:g} GB/s")
         value, masks, complete = brute_force(instance, ctx)
         if not complete:
-            return Attempt(from_masks(instance, masks), TerminationReason.TIME_LIMIT,
-                           message="time limit during brute force")
+            return Attempt(
+                from_masks(instance, masks),
+                TerminationReason.TIME_LIMIT,
+                message="time limit during brute force",
+            )
         return self._optimal(instance, masks, f"brute force: B* = {value:g} GB/s")
 
     @staticmethod
