@@ -7,7 +7,9 @@ Families use these in their ``from_dict`` so that every bad input produces
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
 from typing import Any
 
 from topoopt.core.errors import InvalidInstanceError
@@ -45,8 +47,40 @@ def as_list(value: Any, path: str, *, min_len: int = 0) -> Sequence[Any]:
     return value
 
 
+def as_number(value: Any) -> Any:
+    """``value`` with a number of another library (a NumPy scalar, ...) made a Python number.
+
+    Integral numbers become ``int``, other real numbers ``float``; ``bool`` and everything that
+    is not a number are returned unchanged (so the readers below refuse them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_number(np.int64(8)), as_number(np.float32(0.5)), as_number(True), as_number("8")
+    (8, 0.5, True, '8')
+    """
+    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value)
+
+
 def as_int(value: Any, path: str, *, minimum: int | None = None) -> int:
-    """``value`` as an ``int`` (integral floats such as ``6.0`` are accepted)."""
+    """``value`` as an ``int``: integral floats (``6.0``) and NumPy integers are converted,
+    booleans and fractional numbers refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_int(np.int32(3), "k"), as_int(8.0, "k")
+    (3, 8)
+    >>> as_int(True, "k")
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: k: must be an integer, got True
+    """
+    value = as_number(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInstanceError(path, f"must be an integer, got {value!r}")
     if isinstance(value, float) and not value.is_integer():
@@ -61,7 +95,9 @@ def as_int(value: Any, path: str, *, minimum: int | None = None) -> int:
 def as_float(
     value: Any, path: str, *, minimum: float | None = None, maximum: float | None = None
 ) -> float:
-    """``value`` as a finite ``float`` within ``[minimum, maximum]``."""
+    """``value`` (a Python or NumPy number, not a ``bool``) as a finite ``float`` within
+    ``[minimum, maximum]``."""
+    value = as_number(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidInstanceError(path, f"must be a finite number, got {value!r}")
     number = float(value)
@@ -76,7 +112,43 @@ def as_str(value: Any, path: str) -> str:
     """``value`` if it is a non-empty string."""
     if not isinstance(value, str) or not value:
         raise InvalidInstanceError(path, f"must be a non-empty string, got {value!r}")
-    return value
+    return str(value)
+
+
+def as_tuple(value: Any, path: str, *, min_len: int = 0) -> tuple[Any, ...]:
+    """An ordered collection (list, tuple, generator, NumPy array, ...) as a tuple.
+
+    Strings, mappings and sets are refused (a set has no order), as by :func:`as_list`.
+    """
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Set)):
+        value = tuple(value)
+    return tuple(as_list(value, path, min_len=min_len))
+
+
+@contextmanager
+def within(prefix: str) -> Iterator[None]:
+    """Re-raise an :class:`InvalidInstanceError` with its field path placed under ``prefix``
+    (so a part validated on its own reports the full JSON path inside the whole).
+
+    Examples
+    --------
+    >>> with within("hosts[2]"):
+    ...     as_int(8.5, "gpus")
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: hosts[2].gpus: must be an integer, got 8.5
+    """
+    try:
+        yield
+    except InvalidInstanceError as exc:
+        field = exc.field
+        if not field:
+            field = prefix
+        elif field.startswith("["):
+            field = f"{prefix}{field}"
+        else:
+            field = f"{prefix}.{field}"
+        raise InvalidInstanceError(field, exc.rule) from None
 
 
 def unique_names(names: Sequence[str], path: str) -> None:

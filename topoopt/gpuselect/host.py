@@ -8,7 +8,6 @@ from typing import Any
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.gpuselect.loaders import integer, items, scalar, string
 from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, mask_of
 
 
@@ -20,10 +19,10 @@ def type_name(value: Any, path: str) -> str:
     >>> type_name("H100", "type"), type_name(4090, "type")
     ('H100', '4090')
     """
-    value = scalar(value)
+    value = v.as_number(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return string(value, path)
+    return v.as_str(value, path)
 
 
 @dataclass(frozen=True, init=False)
@@ -70,9 +69,9 @@ class Host:
         self, name: str, type: str | int, gpus: int, available: Iterable[int] | None = None
     ) -> None:
         put = object.__setattr__
-        put(self, "name", string(name, "name"))
+        put(self, "name", v.as_str(name, "name"))
         put(self, "type", type_name(type, "type"))
-        count = integer(gpus, "gpus", minimum=1)
+        count = v.as_int(gpus, "gpus", minimum=1)
         if count > MAX_GPUS_PER_HOST:
             raise InvalidInstanceError("gpus", f"must be <= {MAX_GPUS_PER_HOST}, got {count}")
         put(self, "gpus", count)
@@ -81,11 +80,11 @@ class Host:
     def _idle(self, value: Any, gpus: int) -> tuple[int, ...]:
         if value is None:
             return tuple(range(gpus))
-        listed = tuple(value) if isinstance(value, Set) else items(value, "available")
+        listed = tuple(value) if isinstance(value, Set) else v.as_tuple(value, "available")
         seen: set[int] = set()
         for j, raw in enumerate(listed):
             where = f"available[{j}]"
-            idx = integer(raw, where, minimum=0)
+            idx = v.as_int(raw, where, minimum=0)
             if idx >= gpus:
                 raise InvalidInstanceError(
                     where, f"unknown GPU index {idx}: host {self.name!r} has GPUs 0..{gpus - 1}"

@@ -29,7 +29,6 @@ from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
 from topoopt.gpuselect.host import Host
-from topoopt.gpuselect.loaders import integer, items, string, within
 from topoopt.gpuselect.models import BandwidthModel, BoundModel, CallableModel, model_from_dict
 
 if TYPE_CHECKING:  # the result type parameter of the Instance base class
@@ -45,7 +44,7 @@ def _as_host(item: Any, index: int) -> Host:
     available])`` tuple; errors name ``hosts[index]``."""
     if isinstance(item, Host):
         return item
-    with within(f"hosts[{index}]"):
+    with v.within(f"hosts[{index}]"):
         if isinstance(item, Mapping):
             return Host.from_dict(item)
         if isinstance(item, Sequence) and not isinstance(item, str) and len(item) in (3, 4):
@@ -131,12 +130,14 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
         labels: Mapping[str, str] | None = None,
     ) -> None:
         put = object.__setattr__
-        put(self, "name", string(name, "name"))
-        put(self, "cluster", None if cluster is None else string(cluster, "cluster"))
+        put(self, "name", v.as_str(name, "name"))
+        put(self, "cluster", None if cluster is None else v.as_str(cluster, "cluster"))
         put(self, "labels", v.as_labels({} if labels is None else labels, "labels"))
-        count = integer(k, "k", minimum=1)
+        count = v.as_int(k, "k", minimum=1)
         put(self, "k", count)
-        parsed = tuple(_as_host(item, i) for i, item in enumerate(items(hosts, "hosts", min_len=1)))
+        parsed = tuple(
+            _as_host(item, i) for i, item in enumerate(v.as_tuple(hosts, "hosts", min_len=1))
+        )
         put(self, "hosts", parsed)
         v.unique_names([h.name for h in parsed], "hosts")
         if count > self.total_available:

@@ -28,15 +28,12 @@ import csv
 import io
 import json
 import math
-import numbers
 import re
-from collections.abc import Iterable, Iterator, Mapping, Set
-from contextlib import contextmanager
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.gpuselect.masks import parse_mask
 
@@ -236,99 +233,9 @@ def read_topology(
     return parse_topology(content, str(file))
 
 
-# --------------------------------------------------------------------------- single values
-
-
-def scalar(value: Any) -> Any:
-    """``value`` with a number of another library (a NumPy scalar, ...) made a Python number.
-
-    Integral numbers become ``int``, other real numbers ``float``; ``bool`` and everything that
-    is not a number are returned unchanged (so the readers below refuse them).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> scalar(np.int64(8)), scalar(np.float32(0.5)), scalar(True), scalar("8")
-    (8, 0.5, True, '8')
-    """
-    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    return float(value)
-
-
-def integer(value: Any, path: str, *, minimum: int | None = None) -> int:
-    """:func:`~topoopt.core.validate.as_int` that also accepts NumPy integers.
-
-    Integral floats (``8.0``) become ``int``; booleans and fractional numbers are refused.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> integer(np.int32(3), "k"), integer(8.0, "k")
-    (3, 8)
-    >>> integer(True, "k")
-    Traceback (most recent call last):
-    ...
-    topoopt.core.errors.InvalidInstanceError: k: must be an integer, got True
-    """
-    return v.as_int(scalar(value), path, minimum=minimum)
-
-
-def real(
-    value: Any, path: str, *, minimum: float | None = None, maximum: float | None = None
-) -> float:
-    """:func:`~topoopt.core.validate.as_float` that also accepts NumPy numbers."""
-    return v.as_float(scalar(value), path, minimum=minimum, maximum=maximum)
-
-
-def string(value: Any, path: str) -> str:
-    """:func:`~topoopt.core.validate.as_str`, returned as a plain ``str``."""
-    return str(v.as_str(value, path))
-
-
-def items(value: Any, path: str, *, min_len: int = 0) -> tuple[Any, ...]:
-    """An ordered collection (list, tuple, generator, NumPy array, ...) as a tuple.
-
-    Strings, mappings and sets are refused (a set has no order), as by
-    :func:`~topoopt.core.validate.as_list`.
-    """
-    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Set)):
-        value = tuple(value)
-    return tuple(v.as_list(value, path, min_len=min_len))
-
-
-@contextmanager
-def within(prefix: str) -> Iterator[None]:
-    """Re-raise an :class:`InvalidInstanceError` with its field path placed under ``prefix``.
-
-    Examples
-    --------
-    >>> with within("hosts[2]"):
-    ...     integer(8.5, "gpus")
-    Traceback (most recent call last):
-    ...
-    topoopt.core.errors.InvalidInstanceError: hosts[2].gpus: must be an integer, got 8.5
-    """
-    try:
-        yield
-    except InvalidInstanceError as exc:
-        field = exc.field
-        if not field:
-            field = prefix
-        elif field.startswith("["):
-            field = f"{prefix}{field}"
-        else:
-            field = f"{prefix}.{field}"
-        raise InvalidInstanceError(field, exc.rule) from None
-
-
 __all__ = [
     "CROSS_COLUMNS",
     "INTRA_COLUMNS",
-    "integer",
-    "items",
     "load_path",
     "parse_cross_csv",
     "parse_intra_csv",
@@ -337,8 +244,4 @@ __all__ = [
     "read_intra_csv",
     "read_text",
     "read_topology",
-    "real",
-    "scalar",
-    "string",
-    "within",
 ]

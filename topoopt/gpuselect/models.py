@@ -48,14 +48,10 @@ from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.gpuselect.host import Host, type_name
 from topoopt.gpuselect.loaders import (
-    integer,
-    items,
     parse_topology,
     read_cross_csv,
     read_intra_csv,
     read_topology,
-    real,
-    string,
 )
 from topoopt.gpuselect.masks import (
     MAX_GPUS_PER_HOST,
@@ -303,7 +299,7 @@ def _mask(key: Any, path: str) -> int:
             return parse_mask(key)
         except ValueError as exc:
             raise InvalidInstanceError(path, str(exc)) from None
-    mask = integer(key, path, minimum=1)
+    mask = v.as_int(key, path, minimum=1)
     if mask >= 1 << MAX_GPUS_PER_HOST:
         raise InvalidInstanceError(path, f"mask {mask} names a GPU index >= {MAX_GPUS_PER_HOST}")
     return mask
@@ -321,7 +317,7 @@ def _intra_table(value: Any, path: str) -> dict[int, float]:
                 raise InvalidInstanceError(
                     where, f"GPUs {format_mask(mask)!r} are listed twice in this table"
                 )
-            table[mask] = real(gbps, where, minimum=0.0)
+            table[mask] = v.as_float(gbps, where, minimum=0.0)
         return table
     if isinstance(value, (str, bytes)):
         raise InvalidInstanceError(
@@ -330,7 +326,8 @@ def _intra_table(value: Any, path: str) -> dict[int, float]:
             "path is read by from_dict; in code use topoopt.gpuselect.loaders.read_intra_csv)",
         )
     parts = [
-        _intra_table(part, v.join(path, i)) for i, part in enumerate(items(value, path, min_len=1))
+        _intra_table(part, v.join(path, i))
+        for i, part in enumerate(v.as_tuple(value, path, min_len=1))
     ]
     keys = sorted(set().union(*parts))
     return {m: sum(p[m] for p in parts if m in p) / sum(m in p for p in parts) for m in keys}
@@ -363,7 +360,7 @@ def _cross_table(value: Any, path: str = "bandwidth.cross") -> dict[tuple[int, .
     if isinstance(value, Mapping):
         entries = list(value.items())
     else:
-        for i, row in enumerate(items(value, path)):
+        for i, row in enumerate(v.as_tuple(value, path)):
             where = v.join(path, i)
             if isinstance(row, Mapping):
                 entries.append((v.field(row, "counts", where), v.field(row, "gbps", where)))
@@ -376,9 +373,11 @@ def _cross_table(value: Any, path: str = "bandwidth.cross") -> dict[tuple[int, .
     samples: dict[tuple[int, ...], list[float]] = {}
     for i, (counts, gbps) in enumerate(entries):
         where = v.join(path, i)
-        raw = items(counts, v.join(where, "counts"), min_len=1)
-        key = tuple(integer(c, v.join(where, f"counts[{j}]"), minimum=0) for j, c in enumerate(raw))
-        samples.setdefault(key, []).append(real(gbps, v.join(where, "gbps"), minimum=0.0))
+        raw = v.as_tuple(counts, v.join(where, "counts"), min_len=1)
+        key = tuple(
+            v.as_int(c, v.join(where, f"counts[{j}]"), minimum=0) for j, c in enumerate(raw)
+        )
+        samples.setdefault(key, []).append(v.as_float(gbps, v.join(where, "gbps"), minimum=0.0))
     return {key: sum(vals) / len(vals) for key, vals in samples.items()}
 
 
@@ -386,9 +385,9 @@ def _matrix(value: Any, path: str) -> Matrix:
     """A link matrix: ``nvidia-smi topo -m`` text or rows of link tokens."""
     if isinstance(value, str):
         return parse_topology(value, path)
-    rows = items(value, path, min_len=1)
+    rows = v.as_tuple(value, path, min_len=1)
     lines = [
-        f"GPU{i} " + " ".join(str(c) for c in items(row, v.join(path, i)))
+        f"GPU{i} " + " ".join(str(c) for c in v.as_tuple(row, v.join(path, i)))
         for i, row in enumerate(rows)
     ]
     matrix = parse_topology("\n".join(lines), path)
@@ -418,23 +417,23 @@ def _links(value: Any, path: str = "bandwidth.links") -> dict[str, float | dict[
     out: dict[str, float | dict[str, float]] = {}
     for key, val in v.as_mapping(value, path).items():
         where = v.join(path, str(key))
-        name = string(key, where)
+        name = v.as_str(key, where)
         if isinstance(val, Mapping):
             out[name] = {
-                string(link, where): real(gbps, v.join(where, str(link)), minimum=0.0)
+                v.as_str(link, where): v.as_float(gbps, v.join(where, str(link)), minimum=0.0)
                 for link, gbps in val.items()
             }
         else:
-            out[name] = real(val, where, minimum=0.0)
+            out[name] = v.as_float(val, where, minimum=0.0)
     return out
 
 
 def _inter_gbps(value: Any) -> float:
-    return real(value, "bandwidth.inter_gbps", minimum=0.0)
+    return v.as_float(value, "bandwidth.inter_gbps", minimum=0.0)
 
 
 def _gpus_per_nic(value: Any) -> int | None:
-    return None if value is None else integer(value, "bandwidth.gpus_per_nic", minimum=1)
+    return None if value is None else v.as_int(value, "bandwidth.gpus_per_nic", minimum=1)
 
 
 def _dense(table: Mapping[int, float], gpus: int) -> np.ndarray:

@@ -18,8 +18,7 @@ raises :class:`~topoopt.core.errors.InvalidInstanceError` naming the JSON path o
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,69 +31,6 @@ if TYPE_CHECKING:  # the result type parameter of the Instance base class
     from topoopt.placement.result import PlacementResult  # noqa: F401
 
 DEFAULT_GPUS_PER_NODE = 8
-
-# --- generic normalisers on top of topoopt.core.validate (candidates to move there) -------------
-
-
-def _scalar(value: Any) -> Any:
-    """``value`` with a number of another library (a NumPy scalar, ...) made a Python number.
-
-    Integral numbers become ``int``, other real numbers ``float``; ``bool`` and everything that
-    is not a number are returned unchanged (so the ``validate`` readers refuse them).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> _scalar(np.int64(8)), _scalar(np.float32(0.5)), _scalar(True), _scalar("8")
-    (8, 0.5, True, '8')
-    """
-    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    return float(value)
-
-
-def _integer(value: Any, path: str, *, minimum: int | None = None) -> int:
-    """:func:`~topoopt.core.validate.as_int` that also accepts NumPy integers."""
-    return v.as_int(_scalar(value), path, minimum=minimum)
-
-
-def _real(value: Any, path: str, *, minimum: float, maximum: float) -> float:
-    """:func:`~topoopt.core.validate.as_float` that also accepts NumPy numbers."""
-    return v.as_float(_scalar(value), path, minimum=minimum, maximum=maximum)
-
-
-def _text(value: Any, path: str) -> str:
-    """:func:`~topoopt.core.validate.as_str`, returned as a plain ``str``."""
-    return str(v.as_str(value, path))
-
-
-def _items(value: Any, path: str, *, min_len: int = 0) -> tuple[Any, ...]:
-    """An ordered collection (list, tuple, generator, NumPy array, ...) as a tuple.
-
-    Strings, mappings and sets are refused (a set has no order), as by
-    :func:`~topoopt.core.validate.as_list`.
-    """
-    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Set)):
-        value = tuple(value)
-    return tuple(v.as_list(value, path, min_len=min_len))
-
-
-def _join(prefix: str, path: str) -> str:
-    """``prefix`` extended by a relative JSON path (``"a[0]" + "nodes[1]" = "a[0].nodes[1]"``)."""
-    if not path:
-        return prefix
-    return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
-
-
-@contextmanager
-def _within(prefix: str) -> Iterator[None]:
-    """Re-raise an :class:`InvalidInstanceError` with its relative field path under ``prefix``."""
-    try:
-        yield
-    except InvalidInstanceError as exc:
-        raise InvalidInstanceError(_join(prefix, exc.field), exc.rule) from None
 
 
 def _is_pair(value: Any, sizes: tuple[int, ...]) -> bool:
@@ -140,16 +76,16 @@ class Leaf:
     nodes: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", _text(self.name, "name"))
-        nodes = _items(self.nodes, "nodes")
-        names = tuple(_text(node, f"nodes[{i}]") for i, node in enumerate(nodes))
+        object.__setattr__(self, "name", v.as_str(self.name, "name"))
+        nodes = v.as_tuple(self.nodes, "nodes")
+        names = tuple(v.as_str(node, f"nodes[{i}]") for i, node in enumerate(nodes))
         v.unique_names(names, "nodes")
         object.__setattr__(self, "nodes", names)
 
 
 def _as_leaf(item: Any, index: int) -> Leaf:
     """A :class:`Leaf` from a ``Leaf``, a ``(name, nodes)`` pair or a JSON-like mapping."""
-    with _within(f"leaves[{index}]"):
+    with v.within(f"leaves[{index}]"):
         if isinstance(item, Leaf):
             return item
         if isinstance(item, Mapping):
@@ -162,7 +98,7 @@ def _as_leaf(item: Any, index: int) -> Leaf:
 
 
 def _as_leaves(value: Any) -> tuple[Leaf, ...]:
-    return tuple(_as_leaf(item, k) for k, item in enumerate(_items(value, "leaves")))
+    return tuple(_as_leaf(item, k) for k, item in enumerate(v.as_tuple(value, "leaves")))
 
 
 @dataclass(frozen=True)
@@ -201,8 +137,8 @@ class Minipod:
     leaves: tuple[Leaf, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", _text(self.name, "name"))
-        free = _integer(self.free_nodes, "free_nodes", minimum=0)
+        object.__setattr__(self, "name", v.as_str(self.name, "name"))
+        free = v.as_int(self.free_nodes, "free_nodes", minimum=0)
         object.__setattr__(self, "free_nodes", free)
         leaves = _as_leaves(self.leaves)
         object.__setattr__(self, "leaves", leaves)
@@ -246,7 +182,7 @@ def _as_minipod(item: Any, index: int) -> Minipod:
             return Minipod(f"mp{index}", item)
         except InvalidInstanceError as exc:
             raise InvalidInstanceError(path, exc.rule) from None
-    with _within(path):
+    with v.within(path):
         if isinstance(item, Mapping):
             name = item.get("name", f"mp{index}")
             if "free_nodes" in item:
@@ -322,12 +258,12 @@ class PlacementInstance(Instance["PlacementResult"]):
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "name", _text(self.name, "name"))
-        g = _integer(self.gpus_per_node, "topology.gpus_per_node", minimum=1)
-        dp = _integer(self.dp, "job.dp", minimum=1)
-        tp = _integer(self.tp, "job.tp", minimum=1)
-        pp = _integer(self.pp, "job.pp", minimum=1)
-        alpha = _real(self.alpha, "alpha", minimum=0.0, maximum=1.0)
+        put(self, "name", v.as_str(self.name, "name"))
+        g = v.as_int(self.gpus_per_node, "topology.gpus_per_node", minimum=1)
+        dp = v.as_int(self.dp, "job.dp", minimum=1)
+        tp = v.as_int(self.tp, "job.tp", minimum=1)
+        pp = v.as_int(self.pp, "job.pp", minimum=1)
+        alpha = v.as_float(self.alpha, "alpha", minimum=0.0, maximum=1.0)
         for attr, value in (("gpus_per_node", g), ("dp", dp), ("tp", tp), ("pp", pp)):
             put(self, attr, value)
         put(self, "alpha", alpha)
@@ -344,7 +280,7 @@ class PlacementInstance(Instance["PlacementResult"]):
                 f"must be a multiple of gpus_per_node/tp = {ranks_per_node} so that the "
                 f"communication matrix has an integral number of rows, got {dp}",
             )
-        raw_pods = _items(self.minipods, "topology.minipods", min_len=1)
+        raw_pods = v.as_tuple(self.minipods, "topology.minipods", min_len=1)
         pods = tuple(_as_minipod(item, i) for i, item in enumerate(raw_pods))
         put(self, "minipods", pods)
         v.unique_names([m.name for m in pods], "topology.minipods")
