@@ -103,12 +103,24 @@ def test_placement_section_groups_by_job_without_a_setting_tag() -> None:
 
 def test_tag_tables_group_gaps_by_tag_value() -> None:
     records = _placement_records()
-    [table] = tag_tables(records, an.best_known(records))
+    records[-1]["tags"]["job"] = "8x2"  # job splits {i-even, ii-even} from {ii-s1}
+    job, setting = tag_tables(records, an.best_known(records))
+    assert job.columns == ("solver", "job = 4x2", "job = 8x2")
+    table = setting
     assert table.columns == ("solver", "setting = i", "setting = ii")
     rows = {row[0]: row[1:] for row in table.rows}
     # best-fit: gap 0.75 on i (1.6 vs 0.4); on ii gap 0 (2.0, best) and 0 (ii-s1, 1.0, best).
     assert rows["best-fit"] == ("75.00 % (0/1)", "0.00 % (2/2)")
     assert rows["enumerate"] == ("0.00 % (1/1)", "100.00 % (0/1)")
+
+
+def test_a_tag_grouping_like_an_earlier_one_gets_no_table() -> None:
+    records = _placement_records()
+    for r in records:
+        r["tags"]["job"] = {"i": "6x2", "ii": "12x8"}[r["tags"]["setting"]]
+    [table] = tag_tables(records, an.best_known(records))
+    assert table.columns[1:] == ("job = 12x8", "job = 6x2")
+    assert table.caption.endswith("The 'setting' tag groups alike.")
 
 
 def test_gpuselect_section_table2_and_gbe_vs_k() -> None:

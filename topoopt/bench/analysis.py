@@ -513,6 +513,23 @@ def tag_values(records: Iterable[Record]) -> dict[str, list[str]]:
     return {key: sorted(found) for key, found in sorted(values.items())}
 
 
+def instances_by_tag(records: Iterable[Record], tag: str) -> dict[str, frozenset[InstanceId]]:
+    """``tag value -> instances`` over the records carrying ``tag``.
+
+    Examples
+    --------
+    >>> recs = [{"family": "f", "instance": "a", "instance_hash": "h", "tags": {"t": "x"}}]
+    >>> instances_by_tag(recs, "t")
+    {'x': frozenset({('f', 'a', 'h')})}
+    """
+    found: dict[str, set[InstanceId]] = defaultdict(set)
+    for record in records:
+        tags = record.get("tags") or {}
+        if tag in tags:
+            found[str(tags[tag])].add(instance_id(record))
+    return {value: frozenset(ids) for value, ids in sorted(found.items())}
+
+
 @dataclass(frozen=True)
 class TagCell:
     """Runs of one solver on the instances with one tag value."""

@@ -215,11 +215,22 @@ def _size_plot(records: Sequence[Record], figure: str, name: str) -> Plot:
 
 def tag_tables(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown]) -> list[Table]:
     """Per tag that splits the suite into 2 to :data:`MAX_TAG_VALUES` groups: every solver's
-    mean gap to the best known objective and runs at best, per tag value."""
+    mean gap to the best known objective and runs at best, per tag value. A tag that groups
+    the instances exactly as an earlier one (e.g. a setting label and the job shape it
+    implies) gets no table of its own; its name joins the earlier table's caption."""
     tables = []
+    seen: dict[frozenset[frozenset[an.InstanceId]], int] = {}
     for tag, values in an.tag_values(records).items():
         if not 2 <= len(values) <= MAX_TAG_VALUES:
             continue
+        groups = frozenset(an.instances_by_tag(records, tag).values())
+        if groups in seen:
+            table = tables[seen[groups]]
+            tables[seen[groups]] = Table(
+                table.columns, table.rows, f"{table.caption} The '{tag}' tag groups alike."
+            )
+            continue
+        seen[groups] = len(tables)
         cells = an.gap_by_tag(records, best, tag)
         rows = tuple(
             (
