@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import topoopt
@@ -22,6 +21,7 @@ from topoopt.core import validate as v
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.core.family import FORMAT_VERSION, Family, Instance, ReportSection, Sense
 from topoopt.core.formulation import MipSolver as BaseMipSolver
+from topoopt.core.safejson import FileAccess
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 
@@ -72,7 +72,7 @@ class KnapsackInstance(Instance):
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], *, base_dir: Path | None = None
+        cls, data: Mapping[str, Any], *, files: FileAccess | None = None
     ) -> KnapsackInstance:
         raw_items = v.as_list(v.field(data, "items"), "items")
         items = []

@@ -13,10 +13,10 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from topoopt.core.result import Result
+from topoopt.core.safejson import FileAccess
 from topoopt.core.sense import Sense
 
 FORMAT_VERSION = 1
@@ -49,10 +49,13 @@ class Instance(ABC, Generic[ResultT]):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, data: Mapping[str, Any], *, base_dir: Path | None = None) -> Instance[Any]:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, files: FileAccess | None = None
+    ) -> Instance[Any]:
         """Build and validate an instance from its JSON object.
 
-        ``base_dir`` resolves relative file references (e.g. measurement tables).
+        ``files`` reads the files the instance names (e.g. measurement tables): relative to
+        the instance file's folder, nothing outside it unless the caller allowed it.
         """
 
 
@@ -141,6 +144,13 @@ class Family(Generic[InstanceT, SolutionT]):
     result_type
         The :class:`~topoopt.core.result.Result` subclass solvers of the family return
         (typed metric properties, e.g. ``PlacementResult.dp_spread``).
+    schema
+        The JSON Schema of the family's instance file (:mod:`topoopt.core.schema`), enforced
+        by ``topoopt.load`` and printed by ``topoopt instances schema``; ``None`` for none.
+    limits
+        The family's size limits ``{name: (default, what it bounds)}`` (declared in
+        :mod:`topoopt.core.limits` when the family is registered); its constructors check
+        them with :func:`topoopt.core.limits.check` before allocating anything.
     """
 
     name: str
@@ -161,6 +171,8 @@ class Family(Generic[InstanceT, SolutionT]):
     report_sections: tuple[ReportSection, ...] = ()
     size_figure: str | None = None
     result_type: type[Result[Any]] = Result
+    schema: Mapping[str, Any] | None = None
+    limits: Mapping[str, tuple[int, str]] = field(default_factory=dict)
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from topoopt.core import limits
 from topoopt.core.errors import TopooptError, UnknownFamilyError, UnknownSolverError
 from topoopt.core.family import Family
 from topoopt.core.solver import Solver
@@ -103,6 +104,7 @@ def register_family(family: F) -> F:
     if "/" in family.name or not family.name:
         raise TopooptError(f"family name {family.name!r} must be non-empty without '/'")
     _FAMILIES[family.name] = family
+    limits.declare_all(family.limits)
     try:
         for module in family.solver_modules:
             importlib.import_module(module)

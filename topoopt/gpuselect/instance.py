@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.safejson import FileAccess
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.models import BandwidthModel, BoundModel, CallableModel, model_from_dict
 
@@ -191,15 +191,16 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], *, base_dir: Path | None = None
+        cls, data: Mapping[str, Any], *, files: FileAccess | None = None
     ) -> GpuSelectInstance:
-        """Read the family's JSON object; table and topology paths resolve against
-        ``base_dir``. ``name`` defaults to ``"unnamed"``; every rule is the constructors'."""
+        """Read the family's JSON object; table and topology files are read as ``files``
+        allows (relative to the instance file's folder). ``name`` defaults to
+        ``"unnamed"``; every rule is the constructors'."""
         return cls(
             name=data.get("name", "unnamed"),
             k=v.field(data, "k"),
             hosts=v.field(data, "hosts"),
-            bandwidth=model_from_dict(v.field(data, "bandwidth"), base_dir),
+            bandwidth=model_from_dict(v.field(data, "bandwidth"), files),
             cluster=data.get("cluster"),
             labels=data.get("labels", {}),
         )

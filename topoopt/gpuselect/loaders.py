@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from topoopt.core.errors import InvalidInstanceError
+from topoopt.core.safejson import FileAccess
 from topoopt.gpuselect.masks import parse_mask
 
 INTRA_COLUMNS = ("GPU_num", "GPU_used", "Bandwidth(GB/s)")
@@ -44,11 +45,9 @@ LINK_PATTERN = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 
 
 def read_text(path: Path, field: str) -> str:
-    """The text of ``path``; an unreadable file is an error naming ``field`` and the path."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInstanceError(field, f"cannot read {str(path)!r}: {exc.strerror}") from None
+    """The UTF-8 text of the regular file ``path`` (size-capped, see
+    :func:`topoopt.core.safejson.read_bytes`); any problem is an error naming ``field``."""
+    return FileAccess(allow=True).read_text(str(path), field)[1]
 
 
 def _rows(text: str, source: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -199,37 +198,39 @@ def parse_topology(text: str, source: str = "<topology>") -> tuple[tuple[str, ..
     return tuple(matrix)
 
 
-def load_path(path: str, base_dir: Path | None, field: str) -> tuple[Path, str]:
-    """Resolve ``path`` against ``base_dir`` and read it (errors name ``field``)."""
-    resolved = Path(path)
-    if not resolved.is_absolute() and base_dir is not None:
-        resolved = base_dir / resolved
-    return resolved, read_text(resolved, field)
+def load_path(path: str, files: FileAccess | None, field: str) -> tuple[Path, str]:
+    """Read the file ``path`` as ``files`` allows (errors name ``field``).
+
+    ``files`` is the access of the instance that names the file (relative to its folder,
+    nothing outside it unless allowed); ``None`` means a path given in code by the caller,
+    read from anywhere (relative to the working directory). Either way only a regular,
+    size-capped UTF-8 file is read.
+    """
+    return (files or FileAccess(allow=True)).read_text(path, field)
 
 
 def read_intra_csv(
-    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+    path: str | PathLike[str], files: FileAccess | None = None, field: str | None = None
 ) -> dict[int, float]:
-    """:func:`parse_intra_csv` of the file ``path`` (relative paths resolve against
-    ``base_dir``, else the working directory; an unreadable file is an error naming ``field``,
-    by default the path)."""
-    file, content = load_path(str(path), base_dir, field or str(path))
+    """:func:`parse_intra_csv` of the file ``path`` (read as :func:`load_path` says; an
+    unreadable file is an error naming ``field``, by default the path)."""
+    file, content = load_path(str(path), files, field or str(path))
     return parse_intra_csv(content, str(file))
 
 
 def read_cross_csv(
-    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+    path: str | PathLike[str], files: FileAccess | None = None, field: str | None = None
 ) -> dict[tuple[int, ...], float]:
     """:func:`parse_cross_csv` of the file ``path`` (paths as in :func:`read_intra_csv`)."""
-    file, content = load_path(str(path), base_dir, field or str(path))
+    file, content = load_path(str(path), files, field or str(path))
     return parse_cross_csv(content, str(file))
 
 
 def read_topology(
-    path: str | PathLike[str], base_dir: Path | None = None, field: str | None = None
+    path: str | PathLike[str], files: FileAccess | None = None, field: str | None = None
 ) -> tuple[tuple[str, ...], ...]:
     """:func:`parse_topology` of the file ``path`` (paths as in :func:`read_intra_csv`)."""
-    file, content = load_path(str(path), base_dir, field or str(path))
+    file, content = load_path(str(path), files, field or str(path))
     return parse_topology(content, str(file))
 
 

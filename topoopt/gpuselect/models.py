@@ -23,9 +23,10 @@ Models are values: frozen dataclasses built with keyword arguments
 equal. The constructors validate and normalise every field and raise
 :class:`~topoopt.core.errors.InvalidInstanceError` naming the field's JSON path inside an
 instance (``bandwidth.inter_gbps``, ``bandwidth.intra.H100.01``), exactly as when the model is
-read from JSON: ``from_dict`` only reads the files the JSON object references (relative to
-``base_dir``) and calls the constructor. A table read from a file is a value like any other:
-``to_dict`` writes it inline, so the written JSON loads anywhere and equals the model.
+read from JSON: ``from_dict`` only reads the files the JSON object references (as the
+instance's :class:`~topoopt.core.safejson.FileAccess` allows) and calls the constructor. A
+table read from a file is a value like any other: ``to_dict`` writes it inline, so the
+written JSON loads anywhere and equals the model.
 
 A model is *bound* to the hosts of an instance (:meth:`BandwidthModel.bind`), giving a
 :class:`BoundModel` that evaluates one subset (:meth:`BoundModel.value`, the plain reference)
@@ -39,13 +40,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError, TopooptError
+from topoopt.core.safejson import FileAccess
 from topoopt.gpuselect.host import Host, type_name
 from topoopt.gpuselect.loaders import (
     parse_topology,
@@ -488,9 +489,9 @@ class StructuredModel(BandwidthModel):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> StructuredModel:
-        """Read the model's JSON object; files it references resolve against ``base_dir``
-        (else the working directory). Errors name ``bandwidth.<field>``."""
+    def from_dict(cls, data: Any, *, files: FileAccess | None = None) -> StructuredModel:
+        """Read the model's JSON object; the files it names are read as ``files`` allows
+        (relative to the instance's folder). Errors name ``bandwidth.<field>``."""
 
     @classmethod
     def _object(cls, data: Any) -> Mapping[str, Any]:
@@ -509,14 +510,14 @@ class StructuredModel(BandwidthModel):
         return f"{type(self).__name__}({args})"
 
 
-def _read_intra_sources(raw: Any, base_dir: Path | None, path: str) -> Any:
+def _read_intra_sources(raw: Any, files: FileAccess | None, path: str) -> Any:
     """The JSON ``intra`` object with every CSV path (alone or in a list) read into a table."""
     if not isinstance(raw, Mapping):
         return raw
 
     def read(source: Any, where: str) -> Any:
         if isinstance(source, str):
-            return read_intra_csv(source, base_dir, where)
+            return read_intra_csv(source, files or FileAccess(), where)
         if isinstance(source, list):
             return [read(s, v.join(where, i)) for i, s in enumerate(source)]
         return source
@@ -588,14 +589,14 @@ class TableModel(StructuredModel):
         put(self, "interchangeable_hosts", bool(flag))
 
     @classmethod
-    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> TableModel:
+    def from_dict(cls, data: Any, *, files: FileAccess | None = None) -> TableModel:
         data = cls._object(data)
         cross = data.get("cross")
         if isinstance(cross, str):
-            cross = read_cross_csv(cross, base_dir, "bandwidth.cross")
+            cross = read_cross_csv(cross, files or FileAccess(), "bandwidth.cross")
         return cls(
             intra=_read_intra_sources(
-                v.field(data, "intra", "bandwidth"), base_dir, "bandwidth.intra"
+                v.field(data, "intra", "bandwidth"), files, "bandwidth.intra"
             ),
             cross=cross,
             interchangeable_hosts=data.get("interchangeable_hosts", True),
@@ -683,11 +684,11 @@ class BottleneckModel(StructuredModel):
         put(self, "gpus_per_nic", _gpus_per_nic(gpus_per_nic))
 
     @classmethod
-    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> BottleneckModel:
+    def from_dict(cls, data: Any, *, files: FileAccess | None = None) -> BottleneckModel:
         data = cls._object(data)
         return cls(
             intra=_read_intra_sources(
-                v.field(data, "intra", "bandwidth"), base_dir, "bandwidth.intra"
+                v.field(data, "intra", "bandwidth"), files, "bandwidth.intra"
             ),
             inter_gbps=v.field(data, "inter_gbps", "bandwidth"),
             gpus_per_nic=data.get("gpus_per_nic"),
@@ -768,12 +769,12 @@ class TopologyModel(StructuredModel):
         put(self, "_rings", {})
 
     @classmethod
-    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> TopologyModel:
+    def from_dict(cls, data: Any, *, files: FileAccess | None = None) -> TopologyModel:
         data = cls._object(data)
         topology = data.get("topology", {})
         if isinstance(topology, Mapping):
             topology = {
-                t: read_topology(m, base_dir, v.join("bandwidth.topology", str(t)))
+                t: read_topology(m, files or FileAccess(), v.join("bandwidth.topology", str(t)))
                 if isinstance(m, str) and "GPU0" not in m
                 else m
                 for t, m in topology.items()
@@ -914,11 +915,11 @@ MODELS: dict[str, type[StructuredModel]] = {
 """Built-in models by their JSON ``"model"`` name."""
 
 
-def model_from_dict(data: Any, base_dir: Path | None = None) -> StructuredModel:
+def model_from_dict(data: Any, files: FileAccess | None = None) -> StructuredModel:
     """Read the ``bandwidth`` object of an instance (errors name ``bandwidth.<field>``).
 
-    Dispatches on ``"model"`` to :meth:`StructuredModel.from_dict` of :data:`MODELS`; file
-    references resolve against ``base_dir`` (else the working directory).
+    Dispatches on ``"model"`` to :meth:`StructuredModel.from_dict` of :data:`MODELS`; the
+    files it names are read as ``files`` allows (default: inside the working directory).
 
     Examples
     --------
@@ -931,7 +932,7 @@ def model_from_dict(data: Any, base_dir: Path | None = None) -> StructuredModel:
         raise InvalidInstanceError(
             "bandwidth.model", f"unknown model {kind!r}; one of {', '.join(MODELS)}"
         )
-    return MODELS[kind].from_dict(data, base_dir=base_dir)
+    return MODELS[kind].from_dict(data, files=files)
 
 
 __all__ = [

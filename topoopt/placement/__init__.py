@@ -16,6 +16,7 @@ from topoopt.placement import generate
 from topoopt.placement import solution as _solution
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
 from topoopt.placement.result import PlacementResult
+from topoopt.placement.schema import LIMITS, SCHEMA
 from topoopt.placement.solution import (
     Placement,
     check,
@@ -65,6 +66,8 @@ FAMILY = Family(
         ),
     ),
     result_type=PlacementResult,
+    schema=SCHEMA,
+    limits=LIMITS,
     size_figure="nodes",
 )
 

@@ -20,17 +20,21 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.safejson import FileAccess
+from topoopt.placement.schema import LIMITS
 
 if TYPE_CHECKING:  # the result type parameter of the Instance base class
     from topoopt.placement.result import PlacementResult  # noqa: F401
 
 DEFAULT_GPUS_PER_NODE = 8
+
+limits.declare_all(LIMITS)
 
 
 def _is_pair(value: Any, sizes: tuple[int, ...]) -> bool:
@@ -281,9 +285,14 @@ class PlacementInstance(Instance["PlacementResult"]):
                 f"communication matrix has an integral number of rows, got {dp}",
             )
         raw_pods = v.as_tuple(self.minipods, "topology.minipods", min_len=1)
+        limits.check(
+            "placement_minipods", len(raw_pods), "topology.minipods", f"{len(raw_pods)} minipods"
+        )
         pods = tuple(_as_minipod(item, i) for i, item in enumerate(raw_pods))
         put(self, "minipods", pods)
         v.unique_names([m.name for m in pods], "topology.minipods")
+        free = sum(pod.free_nodes for pod in pods)
+        limits.check("placement_free_nodes", free, "topology.minipods", f"{free} free nodes")
         seen_nodes: dict[str, int] = {}
         for i, pod in enumerate(pods):
             for node in pod.node_names() if pod.leaves else ():
@@ -356,7 +365,7 @@ class PlacementInstance(Instance["PlacementResult"]):
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], *, base_dir: Path | None = None
+        cls, data: Mapping[str, Any], *, files: FileAccess | None = None
     ) -> PlacementInstance:
         """Read the JSON object of the family (see ``docs/placement.md`` for the schema).
 

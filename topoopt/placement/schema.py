@@ -1,0 +1,59 @@
+"""The JSON Schema of a placement instance file and the family's size limits.
+
+``topoopt instances schema placement`` prints :data:`SCHEMA`; ``topoopt.load`` enforces it
+before :class:`~topoopt.placement.instance.PlacementInstance` checks the rules a schema cannot
+state (``tp`` divides ``gpus_per_node``, enough free nodes, node names unique).
+"""
+
+from __future__ import annotations
+
+from topoopt.core.schema import NAME, array, instance_schema, integer, number, obj
+
+LIMITS = {
+    "placement_minipods": (100_000, "minipods of a placement instance"),
+    "placement_free_nodes": (1_000_000, "free nodes of a placement instance, over all minipods"),
+}
+"""Size limits, checked by the instance constructor before anything is allocated."""
+
+LEAF = obj(
+    {"name": NAME, "nodes": array(NAME, description="Names of the leaf's free nodes.")},
+    ["nodes"],
+    "A leaf (rack) switch and the names of its free nodes.",
+)
+
+MINIPOD = obj(
+    {
+        "name": NAME,
+        "free_nodes": integer(0, description="Free nodes (the leaves' total when they are given)."),
+        "leaves": array(LEAF),
+    },
+    description="A minipod; free_nodes may be left out when leaves are given.",
+)
+
+SCHEMA = instance_schema(
+    "placement",
+    "topoopt placement instance (Arnold): one LLM job's nodes into the minipods of a fat-tree",
+    {
+        "topology": obj(
+            {
+                "gpus_per_node": integer(1, 4096, "GPUs per node (default 8)."),
+                "minipods": array(
+                    {"anyOf": [integer(0, description="Free nodes of minipod mp<i>."), MINIPOD]},
+                    min_items=1,
+                ),
+            },
+            ["minipods"],
+        ),
+        "job": obj(
+            {
+                "dp": integer(1, description="Data-parallel degree."),
+                "tp": integer(1, description="Tensor-parallel degree (divides gpus_per_node)."),
+                "pp": integer(1, description="Pipeline-parallel degree."),
+            },
+            ["dp", "tp", "pp"],
+        ),
+        "alpha": number(0.0, 1.0, "Weight of the DP spread; 1 - alpha weighs the PP spread."),
+    },
+    ["topology", "job", "alpha"],
+)
+"""The JSON Schema (draft 2020-12) of the family's instance file."""
