@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import topoopt
+from topoopt.core import schema
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.core.family import FORMAT_VERSION, Family, Instance, ReportSection, Sense
@@ -179,6 +180,24 @@ def value_section(records: Sequence[dict[str, Any]], ctx: Any) -> list[Any]:
     return [Table(("solver", *sizes), rows, "Mean total value per size class.")]
 
 
+SCHEMA = schema.instance_schema(
+    "knapsack",
+    "toy 0/1 knapsack instance",
+    {
+        "capacity": schema.integer(0, description="Largest total weight."),
+        "items": schema.array(
+            schema.obj(
+                {"name": schema.NAME, "weight": schema.integer(0), "value": schema.integer(0)},
+                ["name", "weight", "value"],
+            ),
+            max_items=10_000,
+        ),
+    },
+    ["capacity", "items"],
+)
+"""The JSON Schema of the instance file, enforced by ``topoopt.load``."""
+
+
 FAMILY = Family(
     name="knapsack",
     sense=Sense.MAXIMIZE,
@@ -194,6 +213,7 @@ FAMILY = Family(
     oracle="knapsack/enumerate",
     tags=tags,
     report_sections=(ReportSection("Knapsack: value per size class", f"{__name__}:value_section"),),
+    schema=SCHEMA,
 )
 
 
