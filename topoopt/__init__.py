@@ -30,7 +30,8 @@ from topoopt.core import (
     UnknownSolverError,
 )
 from topoopt.core.backends import available_backends
-from topoopt.core.io import load, save
+from topoopt.core.io import AllowPaths, load, save
+from topoopt.core.limits import limits_raised, set_limits
 from topoopt.core.registry import (
     SolverInfo,
     families,
@@ -67,6 +68,7 @@ def solve(
     backend: str | None = None,
     time_limit: float | None = None,
     seed: int | None = None,
+    allow_paths: AllowPaths = False,
     **options: Any,
 ) -> Result[Any]: ...
 
@@ -78,6 +80,7 @@ def solve(
     backend: str | None = None,
     time_limit: float | None = None,
     seed: int | None = None,
+    allow_paths: AllowPaths = False,
     **options: Any,
 ) -> Result[Any]:
     """Solve ``instance`` with the registered solver ``solver``.
@@ -94,6 +97,9 @@ def solve(
         Seconds, or ``None``.
     seed
         Random seed (``None`` = 0, so runs are reproducible).
+    allow_paths
+        When ``instance`` is a path or an object: which files outside the instance's folder
+        it may name (see :func:`load`).
     **options
         Solver options (``threads``, ``rel_gap`` and the solver's own, e.g. ``unit="dp"``).
 
@@ -104,7 +110,7 @@ def solve(
         type checkers see too.
     """
     if not isinstance(instance, Instance):
-        instance = load(instance)
+        instance = load(instance, allow_paths=allow_paths)
     return get_solver(solver).solve(
         instance, backend=backend, time_limit=time_limit, seed=seed, **options
     )
@@ -125,10 +131,12 @@ __all__ = [
     "available_backends",
     "families",
     "get_family",
+    "limits_raised",
     "load",
     "register_family",
     "register_solver",
     "save",
+    "set_limits",
     "solve",
     "solvers_for",
 ]

@@ -1,31 +1,203 @@
 """The ``topoopt`` command line: ``solve`` and ``solvers`` (benchmark commands live in
 :mod:`topoopt.bench.cli`).
 
-Exit status: 0 for a feasible or optimal result, 1 when a solve ends without a feasible
-solution, 2 for bad input (with a one-line reason on stderr).
+Every command runs through :class:`TopooptGroup`, the one place that turns what went wrong
+into an exit status and one line on stderr (see ``docs/cli.md``):
+
+=====  =====================================================================================
+exit   meaning and stderr
+=====  =====================================================================================
+0      success
+1      ``topoopt solve`` ended without a feasible solution: ``error: no feasible solution ...``
+2      bad input of any kind (a file, an option, a solver name, an instance, any
+       :class:`~topoopt.core.errors.TopooptError`, a click usage error): ``error: <reason>``
+3      an unexpected exception, i.e. a bug: ``internal error: <Type>: <message>``; the
+       traceback only with ``topoopt --debug`` or ``TOPOOPT_DEBUG=1``
+130    interrupted (Ctrl-C): ``interrupted``
+=====  =====================================================================================
+
+Every such message is one line: control characters are escaped (:func:`printable`) and long
+messages are shortened. Output is safe for any Unicode text: text from the input is escaped
+the same way in tables, and characters the terminal's encoding cannot show are written as
+backslash escapes instead of failing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 import topoopt
 from topoopt.bench.cli import bench, instances, report
 from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_family
+from topoopt.core.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+EXIT_OK = 0
 EXIT_NO_SOLUTION = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+DEBUG_ENV = "TOPOOPT_DEBUG"
+"""Environment variable: when set (and not ``0`` or empty), internal errors print their
+traceback, as ``topoopt --debug`` does."""
+
+MAX_MESSAGE_CHARS = 1000
+"""Longest error message printed; a longer one is cut and says how much was left out."""
+MAX_CELL_CHARS = 200
+"""Longest text from the input shown in one table cell."""
+
+
+def printable_lines(text: str) -> str:
+    """Multi-line ``text`` (a solution's rendering) with every line made :func:`printable`."""
+    return "\n".join(printable(line, limit=None) for line in text.split("\n"))
+
+
+def _cell(value: object) -> Text:
+    """A table cell from input text: escaped, shortened, never parsed as rich markup."""
+    return Text(printable(value, limit=MAX_CELL_CHARS))
+
+
+def error_line(message: object) -> str:
+    """The stderr line of an error: ``error: <message>``, made :func:`printable`."""
+    return f"error: {printable(message, MAX_MESSAGE_CHARS)}"
+
+
+def _echo_err(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _exit(line: str, code: int) -> NoReturn:
+    _echo_err(line)
+    sys.exit(code)
+
+
+def _debug_wanted(ctx: click.Context | None) -> bool:
+    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        return True
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root is not None and root.params.get("debug"))
+
+
+def _safe_streams() -> None:
+    """Make stdout and stderr write unencodable characters as backslash escapes.
+
+    With ``PYTHONIOENCODING=ascii`` or a ``C`` locale, a name such as ``"é"`` or a lone
+    surrogate would otherwise raise :class:`UnicodeEncodeError` while a table is printed.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        # A closed or detached stream has nothing to protect.
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="backslashreplace")
+
+
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""click >= 8.2 raises this usage error to show a group's help when called without a command."""
+
+
+class TopooptGroup(click.Group):
+    """The root command group: one place maps every outcome to an exit status and one line.
+
+    :meth:`invoke` (which runs every command's callback and parses the sub-commands'
+    arguments) turns a :class:`~topoopt.core.errors.TopooptError` into ``error: ...`` and
+    exit 2, :class:`KeyboardInterrupt` into ``interrupted`` and exit 130, and any other
+    exception into ``internal error: ...`` and exit 3 (with the traceback under ``--debug``
+    or ``TOPOOPT_DEBUG=1``). :meth:`main` prints click's own usage errors (unknown option,
+    bad value, missing argument) as one ``error:`` line with exit 2 instead of click's
+    multi-line usage block. ``sys.exit`` from a command passes through unchanged.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command line; map exceptions to exit statuses (see the class)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own control flow and usage errors: handled by main
+        except TopooptError as exc:
+            self._report(ctx, exc, error_line(exc), EXIT_BAD_INPUT)
+        except KeyboardInterrupt as exc:
+            self._report(ctx, exc, "interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            raise  # the reader went away (``topoopt solvers | head``): click exits quietly
+        except Exception as exc:
+            hint = (
+                "" if _debug_wanted(ctx) else f" (rerun with --debug or {DEBUG_ENV}=1 for details)"
+            )
+            line = (
+                f"internal error: {type(exc).__name__}: {printable(exc, MAX_MESSAGE_CHARS)}{hint}"
+            )
+            self._report(ctx, exc, line, EXIT_INTERNAL)
+
+    @staticmethod
+    def _report(ctx: click.Context, exc: BaseException, line: str, code: int) -> NoReturn:
+        if _debug_wanted(ctx):
+            traceback.print_exception(exc, file=sys.stderr)
+            sys.stderr.flush()
+        _exit(line, code)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run as a program: like :meth:`click.Group.main`, with one-line usage errors.
+
+        Called with ``standalone_mode=False`` it behaves exactly as click's.
+        """
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        kwargs["standalone_mode"] = False
+        _safe_streams()
+        try:
+            rv = super().main(*args, **kwargs)
+        except _NO_ARGS_IS_HELP as exc:
+            exc.show()  # ``topoopt`` or ``topoopt instances`` alone: the help text
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            _exit(error_line(exc.format_message()) + hint, EXIT_BAD_INPUT)
+        except click.Abort:
+            _exit("interrupted", EXIT_INTERRUPTED)
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK)
+
+
+def _json_or_text(raw: str) -> Any:
+    """``raw`` parsed as a JSON value, or ``raw`` itself when it is not one.
+
+    Non-finite numbers (``NaN``, ``1e999``), integers too long for Python and nesting too
+    deep for its parser are not JSON values here: they are passed on as text, for the
+    receiver to refuse with a named error.
+    """
+
+    def finite(text: str) -> float:
+        number = float(text)
+        if not math.isfinite(number):
+            raise ValueError(f"non-finite number {text}")
+        return number
+
+    def refuse(text: str) -> Any:
+        raise ValueError(f"non-finite number {text}")
+
+    try:
+        return json.loads(raw, parse_float=finite, parse_constant=refuse)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return raw
 
 
 def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -33,28 +205,19 @@ def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
 
     Examples
     --------
-    >>> parse_options(("unit=dp", "k=3", "x=[1,2]"))
-    {'unit': 'dp', 'k': 3, 'x': [1, 2]}
+    >>> parse_options(("unit=dp", "k=3", "x=[1,2]", "t=NaN"))
+    {'unit': 'dp', 'k': 3, 'x': [1, 2], 't': 'NaN'}
     """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
-        try:
-            options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key] = raw
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="'--option'")
+        options[key] = _json_or_text(raw)
     return options
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print ``error: message`` on stderr and exit with ``code``."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-@click.group()
+@click.group(cls=TopooptGroup)
 @click.version_option(topoopt.__version__, prog_name="topoopt")
 @click.option(
     "--plugin",
@@ -64,24 +227,41 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     help="Module to import first (it may register families and solvers, see "
     "docs/extending.md); repeatable. bench also imports it in every worker.",
 )
+@click.option(
+    "--debug",
+    is_flag=True,
+    help=f"Print the traceback of an internal error (also: {DEBUG_ENV}=1).",
+)
 @click.pass_context
-def main(ctx: click.Context, plugins: tuple[str, ...]) -> None:
-    """Topology-aware placement of distributed training jobs: solvers, benchmarks, reports."""
+def main(ctx: click.Context, plugins: tuple[str, ...], debug: bool) -> None:
+    """Topology-aware placement of distributed training jobs: solvers, benchmarks, reports.
+
+    Exit status: 0 success, 1 solve found no feasible solution, 2 bad input, 3 internal
+    error, 130 interrupted; every error is one line on stderr.
+    """
     from topoopt.core.registry import import_plugins
 
-    try:
-        import_plugins(plugins)
-    except TopooptError as exc:
-        fail(str(exc))
-    ctx.obj = {"plugins": plugins}
+    import_plugins(plugins)
+    ctx.obj = {"plugins": plugins, "debug": debug}
 
 
 @main.command()
 @click.argument("instance_file", type=click.Path(dir_okay=False))
 @click.option("--solver", "-s", required=True, help="Registered solver, e.g. placement/exact-mip.")
 @click.option("--backend", "-b", default=None, help="MIP backend: highs (default), scip, gurobi.")
-@click.option("--time-limit", "-t", type=float, default=None, help="Seconds.")
-@click.option("--seed", type=int, default=None, help="Random seed (default 0).")
+@click.option(
+    "--time-limit",
+    "-t",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds (> 0).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=None,
+    help="Random seed (default 0).",
+)
 @click.option(
     "--option",
     "-o",
@@ -101,27 +281,25 @@ def solve(
     as_json: bool,
 ) -> None:
     """Solve INSTANCE_FILE with one solver and print the result."""
-    try:
-        instance = topoopt.load(instance_file)
-        result = topoopt.solve(
-            instance,
-            solver,
-            backend=backend,
-            time_limit=time_limit,
-            seed=seed,
-            **parse_options(options),
-        )
-    except TopooptError as exc:
-        fail(str(exc))
-        return
+    instance = topoopt.load(instance_file)
+    result = topoopt.solve(
+        instance,
+        solver,
+        backend=backend,
+        time_limit=time_limit,
+        seed=seed,
+        **parse_options(options),
+    )
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:
         _print_result(instance, result)
     if not result.is_ok:
         reason = result.message or result.termination.value
-        click.echo(f"error: no feasible solution ({result.termination}): {reason}", err=True)
-        sys.exit(EXIT_NO_SOLUTION)
+        _exit(
+            error_line(f"no feasible solution ({result.termination}): {reason}"),
+            EXIT_NO_SOLUTION,
+        )
 
 
 def _fmt(x: float | None) -> str:
@@ -130,7 +308,8 @@ def _fmt(x: float | None) -> str:
 
 def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
     console = Console()
-    table = Table(title=f"{result.solver} on {result.instance}", show_header=False)
+    title = _cell(f"{result.solver} on {result.instance}")
+    table = Table(title=title, show_header=False)
     rows = [
         ("status", result.status.label),
         ("termination", result.termination.value),
@@ -147,10 +326,10 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
     if result.message:
         rows.append(("message", result.message))
     for key, value in rows:
-        table.add_row(key, value)
+        table.add_row(_cell(key), _cell(value))
     console.print(table)
     if result.solution is not None:
-        click.echo(get_family(result.family).describe(instance, result.solution))
+        click.echo(printable_lines(get_family(result.family).describe(instance, result.solution)))
 
 
 @main.command()
@@ -159,14 +338,10 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
 def solvers(target: str | None, as_json: bool) -> None:
     """List registered solvers with their capabilities: all, those of FAMILY, or those that
     support the instance in INSTANCE_FILE."""
-    try:
-        if target is not None and target not in topoopt.families() and Path(target).is_file():
-            infos = topoopt.solvers_for(topoopt.load(target))
-        else:
-            infos = topoopt.solvers_for(target)
-    except TopooptError as exc:
-        fail(str(exc))
-        return
+    if target is not None and target not in topoopt.families() and _is_file(target):
+        infos = topoopt.solvers_for(topoopt.load(target))
+    else:
+        infos = topoopt.solvers_for(target)
     if as_json:
         click.echo(json.dumps([info.__dict__ for info in infos], default=str))
         return
@@ -175,15 +350,23 @@ def solvers(target: str | None, as_json: bool) -> None:
         table.add_column(column)
     for info in infos:
         table.add_row(
-            info.name,
+            _cell(info.name),
             "yes" if info.exact else "no",
             "yes" if info.gives_bound else "no",
             "yes" if info.stochastic else "no",
-            ",".join(info.backends) if info.uses_backend else "-",
-            ", ".join(f"{k}={v!r}" for k, v in info.options.items()) or "-",
-            info.description,
+            _cell(",".join(info.backends) if info.uses_backend else "-"),
+            _cell(", ".join(f"{k}={v!r}" for k, v in info.options.items()) or "-"),
+            _cell(info.description),
         )
     Console(width=200).print(table)
+
+
+def _is_file(target: str) -> bool:
+    """Whether ``target`` names a file (``False`` for names no file can have, e.g. with NUL)."""
+    try:
+        return Path(target).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 main.add_command(instances)

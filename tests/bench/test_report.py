@@ -329,3 +329,193 @@ def test_report_without_the_extra_is_a_one_line_error(
         "error: topoopt report needs the report extra: pip install 'topoopt[report]'\n"
     )
     assert not (tmp_path / "rep").exists()
+
+
+MATH = r"$\frac{$"
+"""A name matplotlib's mathtext cannot parse (``ValueError`` when a plot label is parsed)."""
+
+
+def _mathtext_records() -> list[dict]:
+    def g(solver: str, objective: float | None, k: int, **kw: object) -> dict:
+        return rec(
+            f"{MATH}-k{k}-s0",
+            solver,
+            objective,
+            family="gpuselect",
+            suite=MATH,
+            size={"k": k, "gpus": 8, "available": 4 + k, "hosts": 2},
+            tags={"cluster": MATH, "model": f"{MATH}{k}"},
+            **kw,
+        )
+
+    return [
+        g("enumerate", 10.0, 3, status="optimal"),
+        g(MATH, 5.0, 3),
+        g("enumerate", 12.0, 4, status="optimal"),
+        g(MATH, 6.0, 4),
+        g("_hidden", None, 4, termination="crashed", message=f"{MATH} crashed"),
+    ]
+
+
+def test_names_that_look_like_mathtext_are_drawn_as_written(tmp_path: Path) -> None:
+    written = write_report(_mathtext_records(), tmp_path / "rep")
+    md, page = (path.read_text() for path in written)
+    assert escape_markdown(f"{MATH}-k3-s0") in md and f"{MATH}-k3-s0" in page
+    pngs = sorted((tmp_path / "rep" / "figures").glob("*.png"))
+    assert len(pngs) >= 4  # profile, gaps, time vs size, GBE vs k
+    assert all(png.read_bytes().startswith(b"\x89PNG") for png in pngs)
+
+
+def test_plot_labels_are_text_not_mathtext(tmp_path: Path) -> None:
+    from topoopt.bench.document import Series
+    from topoopt.bench.plots import draw
+
+    for kind in ("step", "scatter", "line"):
+        plot = Plot(
+            "p",
+            MATH,
+            f"{MATH} x",
+            "$y$",
+            (Series(MATH, (1.0, 10.0), (0.5, 1.0)), Series("_under", (2.0,), (0.2,))),
+            kind=kind,  # type: ignore[arg-type]
+            xscale="log",
+        )
+        assert draw(plot, tmp_path / f"{kind}.png").stat().st_size > 0
+
+
+def _write_jsonl(path: Path, records: list[dict], newline: str = "\n") -> Path:
+    import json
+
+    path.write_text("".join(json.dumps(r) + newline for r in records), newline="")
+    return path
+
+
+def test_report_command_with_a_mathtext_instance_name(tmp_path: Path) -> None:
+    results = _write_jsonl(tmp_path / "r.jsonl", _mathtext_records(), "\r\n")
+    result = CliRunner().invoke(main, ["report", str(results), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("report of 5 record(s): ")
+    assert len(list((tmp_path / "rep" / "figures").glob("*.png"))) >= 4
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"seed": "x"}, "line 2: seed must be a non-negative integer, got 'x'"),
+        ({"objective": "abc"}, "line 2: objective must be a finite number or null, got 'abc'"),
+        ({"status": "great"}, "line 2: status must be one of 'no_solution', 'unknown'"),
+        ({"family": None}, "line 2: family must be a non-empty string, got None"),
+    ],
+)
+def test_report_command_names_a_bad_record(tmp_path: Path, change: dict, words: str) -> None:
+    good = _placement_records()
+    results = _write_jsonl(tmp_path / "results.jsonl", [good[0], {**good[1], **change}])
+    result = CliRunner().invoke(main, ["report", str(results), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {results} {words}")
+    assert result.output.count("\n") == 1 and result.output.endswith("\n")
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("{}\n", "line 1: missing required field(s): family, suite, instance"),
+        ('{"objective": NaN}\n', "line 1: not valid JSON: NaN is not a JSON number"),
+        ("hello", "line 1: not valid JSON: Expecting value at column 1"),
+        ("\udcff\n", "line 1: not valid UTF-8: byte 0xff at column 1"),
+    ],
+)
+def test_report_command_names_a_bad_file(tmp_path: Path, text: str, words: str) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = CliRunner().invoke(main, ["report", str(results), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {results} {words}")
+    assert result.output.count("\n") == 1 and result.output.endswith("\n")
+
+
+def test_report_counts_a_duplicate_record_once_and_says_so(tmp_path: Path) -> None:
+    records = _placement_records()
+    first = _write_jsonl(tmp_path / "a.jsonl", records)
+    again = _write_jsonl(tmp_path / "b.jsonl", [{**records[1], "objective": 99.0}, records[0]])
+    result = CliRunner().invoke(
+        main, ["report", str(first), str(again), "--out", str(tmp_path / "rep")]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"warning: dropped 2 duplicate record(s) (a run recorded twice in {first}, {again}); "
+        "the first copy counts\n"
+    )
+    assert result.stdout.startswith(f"report of {len(records)} record(s): ")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| best-fit | 3 | 0 | 3 |" in md  # 3 runs, not 4
+    assert "99" not in md.split("### Per instance")[1]  # the first copy counts
+
+
+@pytest.mark.parametrize(
+    "values",
+    [(1e308, 1e-308), (8e307, 1.0), (0.0, -5.0), (1e-320, 1e-320)],
+    ids=["float-range", "near-max", "non-positive-on-log", "subnormal"],
+)
+@pytest.mark.parametrize("kind", ["step", "scatter", "line"])
+def test_any_finite_data_gives_a_png(tmp_path: Path, kind: str, values: tuple) -> None:
+    from topoopt.bench.document import Series
+    from topoopt.bench.plots import draw
+
+    plot = Plot(
+        "p",
+        "t",
+        "x",
+        "y",
+        (Series("a", values, values), Series("b", (), ())),
+        kind=kind,  # type: ignore[arg-type]
+        xscale="log",
+        yscale="log",
+    )
+    assert draw(plot, tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+
+
+_NAME = st.sampled_from(["a", MATH, "<b>", "_x", "名"]) | st.text(min_size=1, max_size=6)
+_NUMBER = st.none() | st.floats(-1e300, 1e300) | st.integers(-(10**20), 10**20)
+
+
+@st.composite
+def _valid_records(draw: st.DrawFn) -> dict:
+    from topoopt.bench.schema import STATUSES
+
+    record = rec(
+        draw(_NAME),
+        draw(_NAME),
+        draw(_NUMBER),
+        status=draw(st.sampled_from(STATUSES)),
+        termination=draw(st.sampled_from(["optimal", "completed", "time_limit", "timeout"])),
+        total_s=draw(st.floats(0, 1e300) | st.integers(0, 10**20)),
+        family=draw(st.sampled_from(["placement", "gpuselect", "plug-in"])),
+        suite=draw(st.sampled_from(["p", "q"])),
+        backend=draw(st.none() | _NAME),
+        seed=draw(st.integers(0, 2)),
+        repeat=draw(st.integers(0, 1)),
+        time_limit=draw(st.floats(1e-300, 1e300)),
+        size=draw(st.dictionaries(st.sampled_from(["k", "nodes", "available"]), st.integers(0))),
+        tags=draw(st.dictionaries(st.sampled_from(["cluster", "setting", "job"]), _NAME)),
+        dp_spread=draw(_NUMBER),
+        bandwidth=draw(_NUMBER),
+    )
+    record["sense"] = draw(st.sampled_from(["minimize", "maximize"]))
+    return record
+
+
+@given(st.lists(_valid_records(), min_size=1, max_size=8))
+def test_any_valid_records_give_a_report(records: list[dict]) -> None:
+    from topoopt.bench.schema import record_problem
+
+    assert [record_problem(r) for r in records] == [None] * len(records)
+    doc = build_report(records)
+    assert render_markdown(doc) and render_html(doc, "t")
+
+
+def test_report_states_the_duplicates_dropped() -> None:
+    md = render_markdown(build_report(_placement_records(), duplicates=2))
+    assert "2 duplicate record(s) (a run recorded twice) were dropped" in md
+    assert "duplicate" not in render_markdown(build_report(_placement_records()))

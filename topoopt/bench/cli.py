@@ -8,10 +8,12 @@ per problem).
 from __future__ import annotations
 
 import inspect
-import json
 import sys
+import types
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import click
 from rich.console import Console
@@ -28,18 +30,24 @@ from rich.table import Table
 import topoopt
 from topoopt.bench.analysis import DEFAULT_SHIFT
 from topoopt.bench.executors import DaskExecutor, Executor, LocalExecutor
-from topoopt.bench.records import Record, read_many, record_key
+from topoopt.bench.records import Record, drop_duplicates, read_many, record_key
 from topoopt.bench.runner import plan, run_benchmark, scan
 from topoopt.bench.task import DEFAULT_GRACE, DEFAULT_TIME_LIMIT, Task
-from topoopt.core.errors import TopooptError
+from topoopt.core.errors import InvalidOptionError, TopooptError
 from topoopt.core.registry import families, get_family
 
 EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_BAD_INPUT)
+    """Stop with a bad-input error: :class:`~topoopt.cli.TopooptGroup` prints ``message`` as
+    one escaped ``error:`` line and exits with status 2."""
+    raise TopooptError(message)
+
+
+def _warn(message: str) -> None:
+    """Print ``message`` as one ``warning:`` line on stderr."""
+    click.echo(f"warning: {message}", err=True)
 
 
 def _csv(value: str) -> list[str]:
@@ -53,30 +61,177 @@ def _seeds(value: str) -> list[int]:
         raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
 
 
-def _generator_options(args: list[str]) -> dict[str, Any]:
-    """``["--count", "5", "--max-cells=9"]`` -> ``{"count": 5, "max_cells": 9}`` (JSON values).
+MAX_LIST_ITEMS = 10_000
+"""Most items of one comma-separated generator option (e.g. ``--ks 8,16,32``)."""
+
+
+class _ListOf(click.ParamType):
+    """A comma-separated list of ``item`` values: ``8``, ``8,16`` or ``[8, 16]``."""
+
+    def __init__(self, item: click.ParamType) -> None:
+        self.item = item
+        self.name = f"{item.name}[,{item.name}...]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        text = str(value).strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        parts = [part.strip() for part in text.split(",")]
+        if not all(parts):
+            self.fail(
+                f"expected comma-separated {self.item.name} values, got {value!r}", param, ctx
+            )
+        if len(parts) > MAX_LIST_ITEMS:
+            self.fail(f"at most {MAX_LIST_ITEMS} items, got {len(parts)}", param, ctx)
+        return tuple(self.item.convert(part, param, ctx) for part in parts)
+
+
+class _JsonValue(click.ParamType):
+    """An untyped generator option: a JSON value when the text is one, else the text."""
+
+    name = "json"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from topoopt.cli import _json_or_text
+
+        return _json_or_text(value) if isinstance(value, str) else value
+
+
+_SCALAR_TYPES: dict[Any, click.ParamType] = {
+    int: click.INT,
+    float: click.FLOAT,
+    str: click.STRING,
+    bool: click.BOOL,
+}
+
+
+def _click_type(hint: Any) -> click.ParamType:
+    """The click type that reads a generator option annotated ``hint`` from its text.
+
+    ``int``, ``float``, ``str``, ``bool`` and ``X | None`` of them map to click's types; a
+    ``Sequence``, ``list`` or ``tuple[X, ...]`` of them to a comma-separated list; anything
+    else to a JSON value (the generator checks it).
+
+    Examples
+    --------
+    >>> from collections.abc import Sequence
+    >>> _click_type(int), _click_type(float | None).name, _click_type(Sequence[int]).name
+    (INT, 'float', 'integer[,integer...]')
+    """
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        items = [arg for arg in get_args(hint) if arg is not type(None)]
+        return _click_type(items[0]) if len(items) == 1 else _JsonValue()
+    if hint in _SCALAR_TYPES:
+        return _SCALAR_TYPES[hint]
+    args = get_args(hint)
+    if origin in (list, Sequence) and len(args) == 1 and args[0] in _SCALAR_TYPES:
+        return _ListOf(_SCALAR_TYPES[args[0]])
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in _SCALAR_TYPES:
+        return _ListOf(_SCALAR_TYPES[args[0]])
+    return _JsonValue()
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _generator_parameters(
+    generator: Callable[..., Any],
+) -> dict[str, tuple[click.ParamType, Any]]:
+    """The command-line options of ``generator``: name -> (click type, default).
+
+    Every keyword parameter but ``seed`` is an option, typed from its annotation
+    (:func:`_click_type`). Keywords a suite fixes with :func:`functools.partial` (the cluster
+    of ``protocol-h100``) are not options: the suite's name already chose them.
+    """
+    function: Any = generator
+    fixed: set[str] = set()
+    while isinstance(function, partial):
+        fixed |= set(function.keywords)
+        function = function.func
+    try:
+        hints = get_type_hints(function)
+    except Exception:  # a plug-in's annotations that do not resolve: values stay JSON
+        hints = {}
+    out: dict[str, tuple[click.ParamType, Any]] = {}
+    for name, param in inspect.signature(generator).parameters.items():
+        if name == "seed" or name in fixed:
+            continue
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            continue
+        out[name] = (_click_type(hints.get(name, Any)), param.default)
+    return out
+
+
+def _generator_options(
+    args: list[str],
+    parameters: dict[str, tuple[click.ParamType, Any]] | None = None,
+    suite: str = "the generator",
+) -> dict[str, Any]:
+    """``["--count", "5", "--max-cells=9"]`` -> ``{"count": 5, "max_cells": 9}``.
+
+    Each value is converted by the click type of its parameter (``parameters``, see
+    :func:`_generator_parameters`; without them values are parsed as JSON when they can be).
+
+    Raises
+    ------
+    click.UsageError
+        For an option ``suite`` does not have, a missing value or a value of the wrong type
+        (naming the option).
 
     Examples
     --------
     >>> _generator_options(["--count", "5", "--max-cells=9", "--name", "x"])
     {'count': 5, 'max_cells': 9, 'name': 'x'}
+    >>> _generator_options(["--count", "1.5"], {"count": (click.INT, 20)})
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: '1.5' is not a valid integer.
     """
-    options: dict[str, Any] = {}
+    raw_values: dict[str, str] = {}
     items = iter(args)
     for item in items:
         if not item.startswith("--") or len(item) < 3:
-            raise click.BadParameter(f"expected --NAME VALUE, got {item!r}")
+            raise click.UsageError(f"expected --NAME VALUE, got {item!r}")
         name, sep, raw = item[2:].partition("=")
         if not sep:
             value = next(items, None)
             if value is None:
-                raise click.BadParameter(f"option --{name} needs a value")
+                raise click.UsageError(f"option --{name} needs a value")
             raw = value
-        try:
-            options[name.replace("-", "_")] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[name.replace("-", "_")] = raw
+        raw_values[name.replace("-", "_")] = raw
+    if parameters is None:
+        return {name: _JsonValue().convert(raw, None, None) for name, raw in raw_values.items()}
+    unknown = sorted(set(raw_values) - set(parameters))
+    if unknown:
+        known = ", ".join(_flag(n) for n in sorted(parameters)) or "none"
+        given = ", ".join(_flag(n) for n in unknown)
+        raise click.UsageError(f"unknown option(s) {given} for {suite}; known: {known}")
+    options: dict[str, Any] = {}
+    for name, raw in raw_values.items():
+        param_type = parameters[name][0]
+        option = click.Option([_flag(name)], type=param_type)
+        options[name] = param_type.convert(raw, option, None)
     return options
+
+
+def _shown_default(value: Any) -> str:
+    """How ``instances list`` shows an option's default: ``" 2"``, ``" 8,16"``, or nothing."""
+    if value is None or value is inspect.Parameter.empty:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return " " + ",".join(str(item) for item in value)
+    return f" {value!r}"
+
+
+def _safe_file_name(name: str) -> str:
+    """``name`` + ``.json`` if it is a plain file name (no folder part, no NUL, not ``..``)."""
+    if not name or name in (".", "..") or "\x00" in name or Path(name).name != name or "\\" in name:
+        raise TopooptError(f"instance name {name!r} cannot be a file name")
+    return f"{name}.json"
 
 
 @click.group()
@@ -88,24 +243,29 @@ def instances() -> None:
 @click.argument("family", required=False)
 def list_suites(family: str | None) -> None:
     """List the suite generators (of FAMILY) and their options."""
-    try:
-        names = [family] if family else families()
-        fams = [get_family(name) for name in names]
-    except TopooptError as exc:
-        _fail(str(exc))
-        return
+    from rich.text import Text
+
+    from topoopt.cli import MAX_CELL_CHARS, printable
+
+    names = [family] if family else families()
+    fams = [get_family(name) for name in names]
     table = Table(title="topoopt instance generators")
     for column in ("family", "suite", "options", "description"):
         table.add_column(column)
     for fam in fams:
         for suite, generator in sorted(fam.generators.items()):
-            params = inspect.signature(generator).parameters.values()
-            options = ", ".join(
-                f"--{p.name.replace('_', '-')} {p.default!r}" for p in params if p.name != "seed"
+            options = "\n".join(
+                printable(_flag(name) + _shown_default(default), MAX_CELL_CHARS)
+                for name, (_, default) in _generator_parameters(generator).items()
             )
             function = getattr(generator, "func", generator)  # functools.partial
             doc = (inspect.getdoc(function) or "").split("\n\n")[0].replace("\n", " ")
-            table.add_row(fam.name, suite, options, doc)
+            table.add_row(
+                Text(printable(fam.name, MAX_CELL_CHARS)),
+                Text(printable(suite, MAX_CELL_CHARS)),
+                Text(options or "-"),
+                Text(printable(doc, None)),
+            )
     Console(width=160).print(table)
 
 
@@ -114,7 +274,13 @@ def list_suites(family: str | None) -> None:
 )
 @click.argument("family")
 @click.option("--suite", required=True, help="Generator name (see `topoopt instances list`).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=0,
+    show_default=True,
+    help="Random seed (non-negative).",
+)
 @click.option(
     "--out",
     "out_dir",
@@ -127,28 +293,39 @@ def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: st
     """Write the instances of a generated suite as OUT/<name>.json.
 
     Further --NAME VALUE options go to the generator (e.g. --count 50); see
-    `topoopt instances list FAMILY`.
+    `topoopt instances list FAMILY`. Values are read by the type of the generator's
+    parameter (integers, numbers, text, comma-separated lists) and checked by the generator.
     """
+    fam = get_family(family)
+    if suite not in fam.generators:
+        known = ", ".join(sorted(fam.generators)) or "none"
+        raise TopooptError(f"suite: {family} has no generator {suite!r}; known: {known}")
+    generator = fam.generators[suite]
+    parameters = _generator_parameters(generator)
+    options = _generator_options(list(ctx.args), parameters, suite)
     try:
-        fam = get_family(family)
-        if suite not in fam.generators:
-            known = ", ".join(sorted(fam.generators)) or "none"
-            raise TopooptError(f"suite: {family} has no generator {suite!r}; known: {known}")
-        generator = fam.generators[suite]
-        options = _generator_options(list(ctx.args))
-        accepted = set(inspect.signature(generator).parameters) - {"seed"}
-        unknown = sorted(set(options) - accepted)
-        if unknown:
-            known = ", ".join(f"--{n.replace('_', '-')}" for n in sorted(accepted)) or "none"
-            raise TopooptError(
-                f"unknown option(s) {', '.join(unknown)} for {suite}; known: {known}"
-            )
-        made = generator(seed=seed, **options)
-    except (TopooptError, click.BadParameter) as exc:
-        _fail(str(exc))
-        return
+        made = list(generator(seed=seed, **options))
+    except InvalidOptionError as exc:
+        # The generators' messages start with the parameter's name: show the option's flag.
+        name, sep, rule = str(exc).partition(": ")
+        shown = f"{_flag(name)}: {rule}" if sep and name in parameters else str(exc)
+        raise InvalidOptionError(f"{family} {suite}: {shown}") from exc
+    except TopooptError:
+        raise
+    except (TypeError, ValueError) as exc:
+        if not options:
+            raise  # no option was given: a bug in the generator (an internal error)
+        given = " ".join(f"{_flag(n)} {v!r}" for n, v in options.items())
+        raise InvalidOptionError(
+            f"{family} {suite} refused the option(s) {given}: {type(exc).__name__}: {exc}"
+        ) from exc
+    folder = Path(out_dir)
     for instance in made:
-        topoopt.save(instance, Path(out_dir) / f"{instance.name}.json")
+        path = folder / _safe_file_name(instance.name)
+        try:
+            topoopt.save(instance, path)
+        except OSError as exc:
+            raise TopooptError(f"cannot write {path}: {exc.strerror or exc}") from exc
     click.echo(f"wrote {len(made)} {family} instances ({suite}, seed {seed}) to {out_dir}")
 
 
@@ -156,13 +333,11 @@ def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: st
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 def check(paths: tuple[str, ...]) -> None:
     """Validate instance files (folders: every *.json below); one line per problem."""
-    try:
-        valid, problems = scan(paths)
-    except TopooptError as exc:
-        _fail(str(exc))
-        return
+    from topoopt.cli import printable
+
+    valid, problems = scan(paths)
     for line in problems:
-        click.echo(line)
+        click.echo(printable(line))
     total = len(valid) + len(problems)
     if problems:
         click.echo(f"{len(problems)} problem(s) in {total} file(s)", err=True)
@@ -327,6 +502,13 @@ def bench(
     finally:
         if isinstance(runner, DaskExecutor):
             runner.close()
+    if summary.repaired:
+        _warn(f"{out}: cut off a torn last line ({summary.repaired} bytes) of an interrupted run")
+    if summary.duplicates:
+        _warn(
+            f"{out} holds {summary.duplicates} duplicate record(s) (a run recorded twice); "
+            "each run is skipped once, the report counts the first copy"
+        )
     click.echo(
         f"{summary.ran} run(s) recorded in {out} ({summary.skipped} already there, "
         f"{summary.errors} error record(s))"
@@ -361,11 +543,26 @@ def report(results: tuple[str, ...], out_dir: str, shift: float, title: str) -> 
     from topoopt.bench.report import write_report
 
     try:
-        records = read_many(results)
+        records, duplicates = drop_duplicates(read_many(results))
         if not records:
             raise TopooptError("no records in " + ", ".join(results))
-        written = write_report(records, out_dir, sources=list(results), shift=shift, title=title)
+        if duplicates:
+            _warn(
+                f"dropped {duplicates} duplicate record(s) (a run recorded twice in "
+                f"{', '.join(results)}); the first copy counts"
+            )
+        written = write_report(
+            records,
+            out_dir,
+            sources=list(results),
+            shift=shift,
+            title=title,
+            duplicates=duplicates,
+        )
     except TopooptError as exc:
         _fail(str(exc))
+        return
+    except OSError as exc:
+        _fail(f"{exc.filename or out_dir}: cannot write the report: {exc.strerror or exc}")
         return
     click.echo(f"report of {len(records)} record(s): " + ", ".join(str(p) for p in written))

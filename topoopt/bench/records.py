@@ -19,8 +19,11 @@ A record holds everything needed to read a run without the instance file or the 
   ``host`` (CPU model, cores, memory, platform), measured where the run executed.
 
 :class:`RecordWriter` appends and flushes each record as it arrives, so an interrupted
-benchmark keeps every record already written; :func:`read_records` tolerates a truncated last
-line (the record being written when the process died).
+benchmark keeps every record already written. Results files are handled as bytes with exact
+offsets (:mod:`topoopt.bench.jsonl`: LF or CRLF lines, a provably torn last line is not a
+record and is cut off only on resume, anything else is a :class:`ResultsFileError`), and every
+record read is checked against the record table of :mod:`topoopt.bench.schema`.
+:func:`drop_duplicates` keeps the first record of each :func:`record_key`.
 """
 
 from __future__ import annotations
@@ -37,25 +40,24 @@ from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import psutil
 
 import topoopt
+from topoopt.bench import jsonl
+from topoopt.bench.jsonl import ResultsFileError
+from topoopt.bench.schema import ERROR_STATUS as ERROR_STATUS
+from topoopt.bench.schema import RECORD_VERSION as RECORD_VERSION
+from topoopt.bench.schema import record_problem
 from topoopt.core.errors import TopooptError
 from topoopt.core.family import Instance
-
-RECORD_VERSION = 1
-"""Version of the record layout; stored in every record as ``record_version``."""
 
 Record = dict[str, Any]
 """One benchmark record (a JSON object)."""
 
 RecordKey = tuple[str, str, str, str | None, int, int]
 """``(instance, instance_hash, solver, backend, seed, repeat)``."""
-
-ERROR_STATUS = "error"
-"""``status`` of a record whose run produced no result (timeout, crash, exception, memory)."""
 
 VERSIONED_PACKAGES = ("pyomo", "highspy", "pyscipopt", "gurobipy", "numpy", "networkx")
 """Packages whose versions go into every record (``None`` when not installed)."""
@@ -132,49 +134,36 @@ def host_info() -> dict[str, Any]:
     }
 
 
-def _parse_lines(text: str) -> tuple[list[Record], int]:
-    """Records of a JSONL text and the length of its well-formed prefix.
-
-    A last line without a newline or that does not parse is a record cut short by an
-    interrupted writer and is dropped; a bad line elsewhere is an error.
-    """
+def _read(stream: IO[bytes], path: str | PathLike[str]) -> tuple[jsonl.Scan, list[Record]]:
+    """The scan of a results file and its records, each checked against the record table."""
+    scanned = jsonl.scan(stream, path)
     records: list[Record] = []
-    good = 0
-    lines = text.splitlines(keepends=True)
-    for number, line in enumerate(lines, start=1):
-        last = number == len(lines)
-        if last and not line.endswith("\n"):
-            break
-        stripped = line.strip()
-        if stripped:
-            try:
-                record = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                if last:
-                    break
-                raise TopooptError(f"line {number}: not a JSON record ({exc})") from None
-            if not isinstance(record, dict):
-                raise TopooptError(f"line {number}: not a JSON object")
-            records.append(record)
-        good += len(line.encode("utf-8"))
-    return records, good
+    for line in scanned.lines:
+        problem = record_problem(line.value)
+        if problem is not None:
+            raise ResultsFileError(path, line.number, problem)
+        records.append(line.value)
+    return scanned, records
 
 
 def read_records(path: str | PathLike[str]) -> list[Record]:
-    """All records of a JSONL results file (a missing file has none).
+    """All records of a JSONL results file, in file order (a missing file has none).
+
+    The file is read by the rules of :mod:`topoopt.bench.jsonl` (LF or CRLF, a torn last line
+    is not a record) and every record is checked against :data:`~topoopt.bench.schema.FIELDS`.
+    Duplicates are kept (see :func:`drop_duplicates`). The file is never modified.
 
     Raises
     ------
-    TopooptError
-        Naming the file and line of a corrupt record (other than a truncated last line).
+    ResultsFileError
+        Naming the file, the line and the problem, for anything but records and a torn last
+        line.
     """
-    file = Path(path)
-    if not file.exists():
+    if not os.path.lexists(path):
         return []
-    try:
-        return _parse_lines(file.read_text(encoding="utf-8"))[0]
-    except TopooptError as exc:
-        raise TopooptError(f"{file}: {exc}") from None
+    fd = jsonl.open_regular(path)
+    with os.fdopen(fd, "rb") as stream:
+        return _read(stream, path)[1]
 
 
 def read_many(paths: Iterable[str | PathLike[str]]) -> list[Record]:
@@ -182,47 +171,137 @@ def read_many(paths: Iterable[str | PathLike[str]]) -> list[Record]:
     return [record for path in paths for record in read_records(path)]
 
 
-class RecordWriter:
-    """Append records to a JSONL file, one line each, flushed to disk as they arrive.
+def drop_duplicates(records: Iterable[Record]) -> tuple[list[Record], int]:
+    """The records with each :func:`record_key` once — the first copy wins — and the number
+    of later copies dropped.
 
-    Opening cuts off a truncated last line left by an interrupted run, so that appended
-    records start on a line of their own. :attr:`keys` holds the keys already stored.
+    A run is recorded once; a second record of the same key comes from concatenated or
+    copied results files. Keeping the first matches resuming, which skips a key as soon as
+    one record of it is stored.
+
+    Examples
+    --------
+    >>> a = {"instance": "a", "instance_hash": "h", "solver": "f/s", "backend": None,
+    ...      "seed": 0, "repeat": 0, "objective": 1.0}
+    >>> kept, dropped = drop_duplicates([a, {**a, "objective": 2.0}])
+    >>> [r["objective"] for r in kept], dropped
+    ([1.0], 1)
+    """
+    seen: set[RecordKey] = set()
+    kept: list[Record] = []
+    dropped = 0
+    for record in records:
+        key = record_key(record)
+        if key in seen:
+            dropped += 1
+        else:
+            seen.add(key)
+            kept.append(record)
+    return kept, dropped
+
+
+class RecordWriter:
+    """Append records to a JSONL results file, one line each, flushed and fsynced as they
+    arrive.
+
+    Opening reads and checks the whole file first (:func:`read_records`'s rules) and modifies
+    nothing unless it is valid. Then, to resume it, it cuts off a provably torn last line (a
+    record cut short by an interrupted writer; :attr:`repaired` counts its bytes) or
+    terminates a complete last line that lacks its line ending, so that appended records start
+    on a line of their own. Appended lines end like the file's last line (CRLF in a CRLF file,
+    LF otherwise). :attr:`keys` holds the keys already stored; :attr:`duplicates` counts the
+    records whose key an earlier record already has.
+
+    Raises
+    ------
+    ResultsFileError
+        For a file that is not a valid results file (unchanged), or that cannot be opened.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> record = {"family": "f", "suite": "s", "instance": "a", "instance_hash": "h",
+    ...           "solver": "f/s", "backend": None, "seed": 0, "repeat": 0,
+    ...           "sense": "minimize", "status": "feasible", "termination": "completed",
+    ...           "objective": 1.0, "total_s": 0.1, "size": {}}
     >>> with RecordWriter(path) as w:
-    ...     w.write({"instance": "a", "instance_hash": "h", "solver": "f/s", "backend": None,
-    ...              "seed": 0, "repeat": 0})
-    >>> len(read_records(path))
-    1
+    ...     w.write(record)
+    >>> read_records(path) == [record]
+    True
     """
 
     def __init__(self, path: str | PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
         try:
-            records, good = _parse_lines(text)
-        except TopooptError as exc:
-            raise TopooptError(f"{self.path}: {exc}") from None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ResultsFileError(path, None, f"cannot create its folder: {exc}") from None
+        self._fd = jsonl.open_regular(path, append=True)
+        try:
+            with os.fdopen(os.dup(self._fd), "rb") as stream:
+                scanned, records = _read(stream, path)
+            if scanned.keep < scanned.size:
+                os.ftruncate(self._fd, scanned.keep)
+                os.fsync(self._fd)
+            elif scanned.pending:
+                self._append(scanned.pending)
+        except OSError as exc:
+            os.close(self._fd)
+            raise ResultsFileError(path, None, f"cannot read or repair: {exc.strerror}") from None
+        except BaseException:
+            os.close(self._fd)
+            raise
         self.keys: set[RecordKey] = {record_key(r) for r in records}
-        self._file = self.path.open("ab")
-        if good < len(text.encode("utf-8")):
-            self._file.truncate(good)
+        self.records = len(records)
+        """Records in the file when it was opened."""
+        self.duplicates = len(records) - len(self.keys)
+        """Of those, records whose key an earlier record has."""
+        self.repaired = scanned.size - scanned.keep
+        """Bytes of the torn last line cut off when the file was opened (0: none)."""
+        self.newline = scanned.newline
+        """Line ending of appended records."""
+
+    def _append(self, data: bytes) -> None:
+        """Append ``data`` (one ``write`` call for a record of usual size) and fsync."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        os.fsync(self._fd)
 
     def write(self, record: Record) -> None:
-        """Append ``record`` and flush it to disk."""
-        line = json.dumps(record, allow_nan=False) + "\n"
-        self._file.write(line.encode("utf-8"))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append ``record`` as one line and flush it to disk.
+
+        Raises
+        ------
+        TopooptError
+            When ``record`` breaks the record table or is longer than
+            :data:`~topoopt.bench.jsonl.MAX_LINE_BYTES` (nothing is written: a file the
+            readers would refuse is never made).
+        """
+        problem = record_problem(record)
+        if problem is not None:
+            raise TopooptError(f"{self.path}: refusing to write an invalid record: {problem}")
+        try:
+            line = json.dumps(record, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise TopooptError(f"{self.path}: record is not JSON: {exc}") from None
+        if len(line) + len(self.newline) > jsonl.MAX_LINE_BYTES:
+            raise TopooptError(
+                f"{self.path}: refusing to write a record of {len(line)} bytes "
+                f"(the readers' limit is {jsonl.MAX_LINE_BYTES})"
+            )
+        try:
+            self._append(line + self.newline)
+        except OSError as exc:
+            raise TopooptError(f"{self.path}: cannot write: {exc.strerror}") from None
         self.keys.add(record_key(record))
 
     def close(self) -> None:
         """Close the file."""
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> RecordWriter:
         return self

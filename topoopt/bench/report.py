@@ -218,7 +218,7 @@ def tag_tables(records: Sequence[Record], best: dict[an.InstanceId, an.BestKnown
     mean gap to the best known objective and runs at best, per tag value. A tag that groups
     the instances exactly as an earlier one (e.g. a setting label and the job shape it
     implies) gets no table of its own; its name joins the earlier table's caption."""
-    tables = []
+    tables: list[Table] = []
     seen: dict[frozenset[frozenset[an.InstanceId]], int] = {}
     for tag, values in an.tag_values(records).items():
         if not 2 <= len(values) <= MAX_TAG_VALUES:
@@ -390,8 +390,10 @@ def build_report(
     out_dir: str = "",
     shift: float = DEFAULT_SHIFT,
     title: str = "topoopt solver comparison",
+    duplicates: int = 0,
 ) -> list[Section]:
-    """The report of ``records`` as a document (see :mod:`topoopt.bench.document`)."""
+    """The report of ``records`` as a document (see :mod:`topoopt.bench.document`);
+    ``duplicates`` is the number of duplicate records dropped before (said in the intro)."""
     groups = an.group_by_suite(records)
     summary = Table(
         ("family", "suite", "instances", "solvers", "runs", "failed runs"),
@@ -414,6 +416,11 @@ def build_report(
         f"{len(records)} benchmark record(s) from {', '.join(sources) or 'memory'}. "
         f"Made by `{command}`; the records were written by `topoopt bench`."
     )
+    if duplicates:
+        intro = Text(
+            f"{intro.text} {duplicates} duplicate record(s) (a run recorded twice) were "
+            "dropped; the first copy counts."
+        )
     body: list[Block] = [
         intro,
         Section("Summary", (summary,)),
@@ -454,13 +461,21 @@ def write_report(
     sources: Sequence[str] = (),
     shift: float = DEFAULT_SHIFT,
     title: str = "topoopt solver comparison",
+    duplicates: int = 0,
 ) -> list[Path]:
     """Write ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir``.
 
     Returns the paths of the two reports.
     """
     out = Path(out_dir)
-    doc = build_report(records, sources=sources, out_dir=str(out_dir), shift=shift, title=title)
+    doc = build_report(
+        records,
+        sources=sources,
+        out_dir=str(out_dir),
+        shift=shift,
+        title=title,
+        duplicates=duplicates,
+    )
     figures = out / FIGURES
     for stale in figures.glob("*.png") if figures.is_dir() else ():
         stale.unlink()

@@ -245,12 +245,20 @@ class BenchSummary:
         Records written now.
     errors
         Of those, error records (timeout, crash, exception, memory).
+    duplicates
+        Records in the results file, when it was opened, whose key an earlier record has
+        (each key is skipped once all the same; see
+        :func:`~topoopt.bench.records.drop_duplicates`).
+    repaired
+        Bytes of a torn last line (left by an interrupted run) cut off the results file.
     """
 
     planned: int
     skipped: int
     ran: int
     errors: int
+    duplicates: int = 0
+    repaired: int = 0
 
 
 def run_benchmark(
@@ -268,7 +276,9 @@ def run_benchmark(
     tasks
         From :func:`plan`.
     out
-        JSONL results file; created if missing, appended to (and resumed from) otherwise.
+        JSONL results file; created if missing, appended to (and resumed from) otherwise
+        (see :class:`~topoopt.bench.records.RecordWriter`: the file is checked first and left
+        unchanged when it is not a valid results file).
     executor
         Where to run (default: :class:`~topoopt.bench.executors.LocalExecutor` with one job).
     on_start, on_record
@@ -277,6 +287,7 @@ def run_benchmark(
     executor = LocalExecutor() if executor is None else executor
     ran = errors = 0
     with RecordWriter(out) as writer:
+        duplicates, repaired = writer.duplicates, writer.repaired
         pending = [task for task in tasks if task.key not in writer.keys]
         for record in executor.run(pending, on_start):
             record["executor"] = executor.label
@@ -286,5 +297,10 @@ def run_benchmark(
             if on_record is not None:
                 on_record(record)
     return BenchSummary(
-        planned=len(tasks), skipped=len(tasks) - len(pending), ran=ran, errors=errors
+        planned=len(tasks),
+        skipped=len(tasks) - len(pending),
+        ran=ran,
+        errors=errors,
+        duplicates=duplicates,
+        repaired=repaired,
     )

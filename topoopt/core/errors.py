@@ -9,7 +9,17 @@ from __future__ import annotations
 
 
 class TopooptError(Exception):
-    """Base class of every error topoopt raises on purpose."""
+    """Base class of every error topoopt raises on purpose.
+
+    Its message is always one line: control characters that reach it from the input (a key
+    or a name with a newline, an escape sequence) are escaped
+    (:func:`topoopt.core.text.printable`).
+    """
+
+    def __str__(self) -> str:
+        from topoopt.core.text import printable
+
+        return printable(super().__str__())
 
 
 class InvalidInstanceError(TopooptError, ValueError):
@@ -42,14 +52,18 @@ class UnknownSolverError(TopooptError, KeyError):
     """No solver is registered under the requested name."""
 
     def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
+        from topoopt.core.text import printable
+
+        return printable(self.args[0])
 
 
 class UnknownFamilyError(TopooptError, KeyError):
     """No problem family is registered under the requested name."""
 
     def __str__(self) -> str:
-        return str(self.args[0])
+        from topoopt.core.text import printable
+
+        return printable(self.args[0])
 
 
 class InvalidOptionError(TopooptError, ValueError):

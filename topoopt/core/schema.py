@@ -145,7 +145,8 @@ def _describe(error: Any) -> InvalidInstanceError:
         return InvalidInstanceError(_join(path, missing), "missing required field")
     if kind == "type":
         wanted = error.validator_value
-        names = [_TYPE_NAMES.get(w, w) for w in (wanted if isinstance(wanted, list) else [wanted])]
+        kinds = wanted if isinstance(wanted, list) else [wanted]
+        names = [_TYPE_NAMES.get(str(w), str(w)) for w in kinds]
         return InvalidInstanceError(
             path or "<root>", f"must be {' or '.join(names)}, got {_short(value)}"
         )

@@ -15,19 +15,26 @@ paper's Appendix E matrices (no data needed, the default) or, with ``data_dir``,
 simulator (:class:`~topoopt.gpuselect.models.BottleneckModel`) on the measured nccl-tests
 tables of that folder (``../shared/data/hosts``; read when the model is built, so instance
 files written from it hold the tables inline).
+
+Every generator checks its options first and raises
+:class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
+(``topoopt instances generate`` shows the option as ``--<option>``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from topoopt.core.seeding import make_rng
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.loaders import read_intra_csv
@@ -53,6 +60,51 @@ DATA_FILES: dict[str, list[str]] = {
 }
 """File names of the measured tables in the data folder, per host type (two H100 hosts
 were measured; their tables are averaged entry by entry)."""
+
+MAX_COUNT = 100_000
+"""Most instances one generator call makes (``count``, ``len(ks) * scenarios``)."""
+MAX_POOL_GPUS = 1_048_576
+"""Most GPUs of a :func:`large_pool` pool."""
+
+
+def _option_int(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an ``int`` in ``[low, high]``, or an error naming the option ``name``."""
+    rule = f"{name}: must be an integer in [{low}, {high}], got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidOptionError(rule)
+    number = int(value)
+    if not low <= number <= high:
+        raise InvalidOptionError(rule)
+    return number
+
+
+def _option_ks(ks: Any, high: int, times: int = 1) -> tuple[int, ...]:
+    """``ks`` as a tuple of distinct request sizes in ``[1, high]`` (at most
+    ``MAX_COUNT // times`` of them), or an error naming the option ``ks``.
+
+    Examples
+    --------
+    >>> _option_ks(range(1, 4), 32)
+    (1, 2, 3)
+    >>> _option_ks(8, 32)
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidOptionError: ks: must be a list of integers in [1, 32], got 8
+    """
+    if isinstance(ks, (str, bytes, Mapping)) or not isinstance(ks, Iterable):
+        raise InvalidOptionError(f"ks: must be a list of integers in [1, {high}], got {ks!r}")
+    items = tuple(ks)
+    most = max(1, MAX_COUNT // times)
+    if not 1 <= len(items) <= most:
+        raise InvalidOptionError(f"ks: must hold 1 to {most} request sizes, got {len(items)}")
+    rule = f"ks: must be a list of integers in [1, {high}], got"
+    for k in items:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= high:
+            raise InvalidOptionError(f"{rule} {k!r} in it")
+    values = tuple(int(k) for k in items)
+    if len(set(values)) != len(values):
+        raise InvalidOptionError(f"ks: must not repeat a request size, got {list(values)}")
+    return values
 
 
 @dataclass(frozen=True)
@@ -130,7 +182,21 @@ def protocol(
     Scenario ``s`` of request ``k`` draws from ``numpy.random.default_rng([seed, k, s])``
     (:func:`draw_availability`), so every cluster sees the same draws. Names look like
     ``h100-k8-s3``.
+
+    Options: ``cluster`` one of :data:`CLUSTERS`; ``scenarios`` >= 1 and ``ks`` distinct sizes
+    from 1 to the cluster's GPUs, at most :data:`MAX_COUNT` instances in all; ``data_dir`` a
+    folder name or ``None``; ``gpus_per_nic`` in [1, 8] or ``None``.
     """
+    seed = normalize_seed(seed)
+    if not isinstance(cluster, str) or cluster not in CLUSTERS:
+        known = ", ".join(CLUSTERS)
+        raise InvalidOptionError(f"cluster: must be one of {known}, got {cluster!r}")
+    scenarios = _option_int("scenarios", scenarios, 1, MAX_COUNT)
+    ks = _option_ks(ks, 8 * len(CLUSTERS[cluster].types), times=scenarios)
+    if data_dir is not None and (not isinstance(data_dir, str) or not data_dir):
+        raise InvalidOptionError(f"data_dir: must be a folder name, got {data_dir!r}")
+    if gpus_per_nic is not None:
+        gpus_per_nic = _option_int("gpus_per_nic", gpus_per_nic, 1, 8)
     spec = CLUSTERS[cluster]
     model = cluster_model(spec, data_dir, gpus_per_nic)
     gpus = 8 * len(spec.types)
@@ -237,7 +303,12 @@ def random_instance(
 
 
 def random_small(seed: int = 0, count: int = 20) -> list[GpuSelectInstance]:
-    """``count`` small random instances cycling through :data:`MODEL_KINDS`."""
+    """``count`` small random instances cycling through :data:`MODEL_KINDS`.
+
+    ``count`` lies in [1, :data:`MAX_COUNT`].
+    """
+    seed = normalize_seed(seed)
+    count = _option_int("count", count, 1, MAX_COUNT)
     rng = make_rng(seed)
     return [
         random_instance(
@@ -254,7 +325,24 @@ def large_pool(
 ) -> list[GpuSelectInstance]:
     """Pools of ``gpus`` GPUs: 8-GPU hosts of the four simulated types in turn, each GPU busy
     with probability ``busy``; topology-derived model, 12.5 GB/s fabric. Names
-    ``large<gpus>-k<k>``."""
+    ``large<gpus>-k<k>``.
+
+    Options: ``gpus`` a multiple of 8 in [8, :data:`MAX_POOL_GPUS`]; ``ks`` distinct sizes in
+    [1, ``gpus``]; ``busy`` a probability in [0, 1). A draw may still leave fewer idle GPUs
+    than a request: that instance is then refused (``k: requests ...``).
+    """
+    seed = normalize_seed(seed)
+    gpus = _option_int("gpus", gpus, 8, MAX_POOL_GPUS)
+    if gpus % 8:
+        raise InvalidOptionError(f"gpus: must be a multiple of 8 (8-GPU hosts), got {gpus}")
+    ks = _option_ks(ks, gpus)
+    if (
+        isinstance(busy, bool)
+        or not isinstance(busy, numbers.Real)
+        or not math.isfinite(busy)
+        or not 0 <= busy < 1
+    ):
+        raise InvalidOptionError(f"busy: must be a probability in [0, 1), got {busy!r}")
     rng = make_rng(seed)
     types = ("4090", "V100", "A6000", "A800")
     n_hosts = gpus // 8

@@ -6,19 +6,52 @@
   {0.2, 0.5, 0.8}; labelled ``{"setting": "<i|ii|iii>"}``.
 * :func:`random_small` — small random instances the oracle solves in well under a second.
 * :func:`random_large` — jobs up to 512 nodes in clusters of 1000+ free nodes.
+
+Every generator checks its options first and raises
+:class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
+(``topoopt instances generate`` shows the option as ``--<option>``).
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from topoopt.core.seeding import make_rng
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.placement.instance import Minipod, PlacementInstance
 
 PAPER_ALPHAS = (0.2, 0.5, 0.8)
+
+MAX_COUNT = 100_000
+"""Most instances one generator call makes (``count``, ``splits``)."""
+MAX_NODES = 1_000_000
+"""Most nodes a generator option may ask for (cells, job nodes, cluster nodes)."""
+MAX_MINIPODS = 10_000
+"""Most minipods a generator option may ask for."""
+
+
+def _option_int(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an ``int`` in ``[low, high]``, or an error naming the option ``name``.
+
+    Examples
+    --------
+    >>> _option_int("count", -3, 1, 10)
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidOptionError: count: must be an integer in [1, 10], got -3
+    """
+    rule = f"{name}: must be an integer in [{low}, {high}], got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidOptionError(rule)
+    number = int(value)
+    if not low <= number <= high:
+        raise InvalidOptionError(rule)
+    return number
 
 
 @dataclass(frozen=True)
@@ -106,7 +139,11 @@ def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
     whose split leaves no minipod able to hold the whole job (:func:`spanning_split`); the seed
     used is in the name. Names look like ``iii-even-a0.5`` and ``ii-s203-a0.2``; every instance
     carries the label ``{"setting": "i" | "ii" | "iii"}`` (its Table 1 row).
+
+    ``splits`` lies in [0, 1000].
     """
+    seed = normalize_seed(seed)
+    splits = _option_int("splits", splits, 0, 1000)
     out = []
     for setting in PAPER_SETTINGS:
         labels = {"setting": setting.label}
@@ -130,7 +167,14 @@ def random_small(
     Rows and columns are drawn so that ``rows * cols <= max_cells``; TP from {2, 4, 8} with 8
     GPUs per node; 2 to ``max_minipods`` minipods whose free nodes sum to at least the job;
     alpha uniform on a 0.1 grid.
+
+    Options: ``count`` in [1, :data:`MAX_COUNT`], ``max_cells`` in [1, :data:`MAX_NODES`],
+    ``max_minipods`` in [2, :data:`MAX_MINIPODS`].
     """
+    seed = normalize_seed(seed)
+    count = _option_int("count", count, 1, MAX_COUNT)
+    max_cells = _option_int("max_cells", max_cells, 1, MAX_NODES)
+    max_minipods = _option_int("max_minipods", max_minipods, 2, MAX_MINIPODS)
     rng = make_rng(seed)
     out = []
     for i in range(count):
@@ -153,7 +197,17 @@ def random_large(
     max_minipods: int = 16,
 ) -> list[PlacementInstance]:
     """Large random instances: jobs of up to ``max_nodes`` nodes in ``cluster_nodes`` free
-    nodes spread over 4 to ``max_minipods`` minipods (seeded uneven splits)."""
+    nodes spread over 4 to ``max_minipods`` minipods (seeded uneven splits).
+
+    Options: ``count`` in [1, :data:`MAX_COUNT`], ``max_nodes`` in [16, :data:`MAX_NODES`]
+    (a job has at least 16 nodes), ``cluster_nodes`` in [``max_nodes``, :data:`MAX_NODES`]
+    (every job fits), ``max_minipods`` in [4, :data:`MAX_MINIPODS`].
+    """
+    seed = normalize_seed(seed)
+    count = _option_int("count", count, 1, MAX_COUNT)
+    max_nodes = _option_int("max_nodes", max_nodes, 16, MAX_NODES)
+    cluster_nodes = _option_int("cluster_nodes", cluster_nodes, max_nodes, MAX_NODES)
+    max_minipods = _option_int("max_minipods", max_minipods, 4, MAX_MINIPODS)
     rng = make_rng(seed)
     out = []
     for i in range(count):

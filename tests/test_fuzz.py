@@ -1,0 +1,51 @@
+"""Fuzzed instance files of every family: a clean topoopt error or a checked solution, never
+anything else (:mod:`topoopt.testing.fuzz`). The long run is ``-m slow``."""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import topoopt
+from topoopt.testing.fuzz import check_file, instance_files
+
+FAMILIES = topoopt.families()
+LONG_RUN = 10_000
+
+
+def _fuzz(family_name: str, examples: int, time_limit: float = 2.0) -> Counter[str]:
+    family = topoopt.get_family(family_name)
+    counts: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as folder:
+
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(data=instance_files(family), solver=st.integers(0, 50))
+        def run(data: bytes, solver: int) -> None:
+            counts[check_file(family, data, Path(folder), solver, time_limit)] += 1
+
+        run()
+    return counts
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_short_fuzz(family: str) -> None:
+    counts = _fuzz(family, 40, time_limit=0.5)
+    assert counts["error"] > 0 and sum(counts.values()) >= 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+def test_long_fuzz(family: str) -> None:
+    counts = _fuzz(family, LONG_RUN)
+    print(f"\n{family}: {sum(counts.values())} inputs: {dict(sorted(counts.items()))}")
+    assert sum(counts.values()) >= LONG_RUN
