@@ -228,12 +228,23 @@ def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     "docs/extending.md); repeatable. bench also imports it in every worker.",
 )
 @click.option(
+    "--allow-path",
+    "allow_paths",
+    multiple=True,
+    metavar="FOLDER",
+    type=click.Path(file_okay=False),
+    help="Folder whose files instances may name besides their own folder (measurement "
+    "tables, topology text; see docs/input.md); repeatable.",
+)
+@click.option(
     "--debug",
     is_flag=True,
     help=f"Print the traceback of an internal error (also: {DEBUG_ENV}=1).",
 )
 @click.pass_context
-def main(ctx: click.Context, plugins: tuple[str, ...], debug: bool) -> None:
+def main(
+    ctx: click.Context, plugins: tuple[str, ...], allow_paths: tuple[str, ...], debug: bool
+) -> None:
     """Topology-aware placement of distributed training jobs: solvers, benchmarks, reports.
 
     Exit status: 0 success, 1 solve found no feasible solution, 2 bad input, 3 internal
@@ -242,7 +253,14 @@ def main(ctx: click.Context, plugins: tuple[str, ...], debug: bool) -> None:
     from topoopt.core.registry import import_plugins
 
     import_plugins(plugins)
-    ctx.obj = {"plugins": plugins, "debug": debug}
+    ctx.obj = {"plugins": plugins, "allow_paths": allow_paths, "debug": debug}
+
+
+def allowed_paths() -> tuple[str, ...]:
+    """The ``--allow-path`` folders of the running command (none outside a command)."""
+    context = click.get_current_context(silent=True)
+    obj = (context.find_root().obj if context is not None else None) or {}
+    return tuple(obj.get("allow_paths", ()))
 
 
 @main.command()
@@ -281,7 +299,7 @@ def solve(
     as_json: bool,
 ) -> None:
     """Solve INSTANCE_FILE with one solver and print the result."""
-    instance = topoopt.load(instance_file)
+    instance = topoopt.load(instance_file, allow_paths=allowed_paths())
     result = topoopt.solve(
         instance,
         solver,
@@ -339,7 +357,7 @@ def solvers(target: str | None, as_json: bool) -> None:
     """List registered solvers with their capabilities: all, those of FAMILY, or those that
     support the instance in INSTANCE_FILE."""
     if target is not None and target not in topoopt.families() and _is_file(target):
-        infos = topoopt.solvers_for(topoopt.load(target))
+        infos = topoopt.solvers_for(topoopt.load(target, allow_paths=allowed_paths()))
     else:
         infos = topoopt.solvers_for(target)
     if as_json:

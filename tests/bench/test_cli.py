@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import topoopt
 from topoopt.bench.records import read_records
 from topoopt.cli import main
 from topoopt.core.registry import get_family
@@ -319,11 +320,62 @@ def test_bench_rejects_bad_input(suite: Path, tmp_path: Path, args: list[str], w
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_bench_lists_every_invalid_instance(suite: Path, tmp_path: Path) -> None:
+def test_bench_names_the_invalid_instances(suite: Path, tmp_path: Path) -> None:
     (suite / "broken.json").write_text("[]")
+    (suite / "worse.json").write_text("{")
     code, out = _run("bench", str(suite), "--out", str(tmp_path / "r.jsonl"))
     assert code == 2
-    assert "invalid instance files:" in out and "broken.json" in out
+    assert "2 invalid instance file(s): " in out and "broken.json" in out
+    assert "(and 1 more; see topoopt instances check)" in out
+    assert out.count("\n") == 1
+
+
+def test_instances_schema_prints_what_load_enforces() -> None:
+    code, out = _run("instances", "schema", "placement")
+    assert code == 0
+    assert json.loads(out) == topoopt.get_family("placement").schema
+    assert _run("instances", "schema", "nope")[0] == 2
+
+
+def test_allow_path_lets_bench_and_check_read_tables_outside(tmp_path: Path) -> None:
+    from topoopt.gpuselect.generate import examples
+
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "t.csv").write_text("GPU_num,GPU_used,Bandwidth(GB/s)\n1,0,0\n1,1,0\n2,01,40\n")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    data = examples()[0].to_dict()
+    host_type = data["hosts"][0]["type"]
+    types = {h["type"] for h in data["hosts"]}
+    data["bandwidth"] = {
+        "model": "bottleneck",
+        "intra": {t: "../tables/t.csv" for t in types},
+        "inter_gbps": 10.0,
+    }
+    data["hosts"] = [h for h in data["hosts"] if h["type"] == host_type][:1]
+    data["hosts"][0].update(gpus=2, available=[0, 1])
+    data["k"] = 2
+    (suite / "x.json").write_text(json.dumps(data))
+    code, out = _run("instances", "check", str(suite))
+    assert code == 2 and "outside the instance's folder" in out
+    code, out = _run("--allow-path", str(tables), "instances", "check", str(suite))
+    assert code == 0, out
+    results = tmp_path / "r.jsonl"
+    code, out = _run(
+        "--allow-path",
+        str(tables),
+        "bench",
+        str(suite),
+        "--solvers",
+        "eha",
+        "--out",
+        str(results),
+        "--no-progress",
+    )
+    assert code == 0, out
+    record = json.loads(results.read_text())
+    assert record["status"] in ("optimal", "feasible"), record
 
 
 def test_report_of_nothing_is_an_error(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ per problem).
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -329,13 +331,24 @@ def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: st
     click.echo(f"wrote {len(made)} {family} instances ({suite}, seed {seed}) to {out_dir}")
 
 
+@instances.command("schema")
+@click.argument("family")
+def schema(family: str) -> None:
+    """Print the JSON Schema (draft 2020-12) of FAMILY's instance file, the one topoopt.load
+    enforces (see docs/input.md)."""
+    published = get_family(family).schema
+    if published is None:
+        raise TopooptError(f"family {family!r} publishes no JSON Schema")
+    click.echo(json.dumps(published, indent=2))
+
+
 @instances.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 def check(paths: tuple[str, ...]) -> None:
     """Validate instance files (folders: every *.json below); one line per problem."""
-    from topoopt.cli import printable
+    from topoopt.cli import allowed_paths, printable
 
-    valid, problems = scan(paths)
+    valid, problems = scan(paths, allow_paths=allowed_paths())
     for line in problems:
         click.echo(printable(line))
     total = len(valid) + len(problems)
@@ -350,7 +363,10 @@ def _progress_callbacks(progress: Progress, bar: Any) -> tuple[Any, Any]:
     errors = [0]
 
     def describe() -> None:
-        now = " | ".join(list(running.values())[-2:]) or "waiting"
+        from topoopt.cli import printable
+
+        shown = [escape(printable(label, 80)) for label in list(running.values())[-2:]]
+        now = " | ".join(shown) or "waiting"
         failed = f" [red]{errors[0]} error(s)[/red]" if errors[0] else ""
         progress.update(bar, description=f"{now}{failed}")
 
@@ -459,6 +475,8 @@ def bench(
     solver becomes an error record and the benchmark goes on (error records are results: the
     exit status is 0). Rerunning with the same --out resumes.
     """
+    from topoopt.cli import allowed_paths
+
     context = click.get_current_context()
     plugins = (*((context.obj or {}).get("plugins", ())), *plugins)
     try:
@@ -473,6 +491,7 @@ def bench(
             memory_limit_mb=memory_limit,
             grace=grace,
             plugins=plugins,
+            allow_paths=allowed_paths(),
         )
         if executor == "dask" and not scheduler:
             raise TopooptError("--executor dask needs --scheduler ADDRESS")

@@ -78,8 +78,11 @@ def instance_files(paths: Iterable[str | PathLike[str]]) -> list[Path]:
     return files
 
 
-def scan(paths: Iterable[str | PathLike[str]]) -> tuple[list[InstanceFile], list[str]]:
-    """Load every instance file under ``paths``.
+def scan(
+    paths: Iterable[str | PathLike[str]], *, allow_paths: Sequence[str | PathLike[str]] = ()
+) -> tuple[list[InstanceFile], list[str]]:
+    """Load every instance file under ``paths`` (``allow_paths``: folders their files may
+    name besides their own, see :func:`topoopt.load`).
 
     Returns the valid files and one line per problem: ``FILE: field: rule`` for an invalid
     file, and a line for every instance name used twice in one folder.
@@ -89,7 +92,7 @@ def scan(paths: Iterable[str | PathLike[str]]) -> tuple[list[InstanceFile], list
     seen: dict[tuple[Path, str], Path] = {}
     for path in instance_files(paths):
         try:
-            instance = load(path)
+            instance = load(path, allow_paths=allow_paths)
         except TopooptError as exc:
             message = str(exc)
             problems.append(message if message.startswith(str(path)) else f"{path}: {message}")
@@ -151,6 +154,7 @@ def plan(
     memory_limit_mb: float | None = None,
     grace: float = DEFAULT_GRACE,
     plugins: Sequence[str] = (),
+    allow_paths: Sequence[str | PathLike[str]] = (),
 ) -> list[Task]:
     """The tasks of a benchmark, one per (instance, solver, backend, seed, repeat).
 
@@ -176,11 +180,14 @@ def plan(
         Seconds added to the scaled time limit for the hard timeout.
     plugins
         Modules imported here and in every worker before solving (e.g. extra solvers).
+    allow_paths
+        Folders whose files the instances may name besides their own folder (see
+        :func:`topoopt.load`), here and in every worker.
 
     Raises
     ------
     TopooptError
-        For invalid instance files (all problems listed), unknown solvers, unavailable
+        For invalid instance files (the first problem and their number), unknown solvers, unavailable
         backends or bad settings.
     """
     if not (time_limit > 0):
@@ -190,9 +197,13 @@ def plan(
     if not seeds or any(s < 0 for s in seeds):
         raise TopooptError(f"seeds: give one or more non-negative seeds, got {list(seeds)}")
     import_plugins(plugins)
-    files, problems = scan(paths)
+    allowed = tuple(str(Path(p).resolve()) for p in allow_paths)
+    files, problems = scan(paths, allow_paths=allowed)
     if problems:
-        raise TopooptError("invalid instance files:\n" + "\n".join(problems))
+        more = (
+            f" (and {len(problems) - 1} more; see topoopt instances check)" if problems[1:] else ""
+        )
+        raise TopooptError(f"{len(problems)} invalid instance file(s): {problems[0]}{more}")
     if not files:
         raise TopooptError("no instance files found")
     families = sorted({f.instance.family for f in files})
@@ -226,6 +237,7 @@ def plan(
                             memory_limit_mb=memory_limit_mb,
                             grace=grace,
                             plugins=tuple(plugins),
+                            allow_paths=allowed,
                         )
                         tasks.setdefault(task.key, task)
     return list(tasks.values())

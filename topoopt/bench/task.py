@@ -47,6 +47,8 @@ class Task:
         Seconds of the hard timeout beyond the scaled time limit (see :attr:`hard_timeout`).
     plugins
         Modules the worker imports before solving (they may register extra solvers).
+    allow_paths
+        Folders whose files the instance may name besides its own folder.
     """
 
     path: str
@@ -67,6 +69,7 @@ class Task:
     memory_limit_mb: float | None = None
     grace: float = DEFAULT_GRACE
     plugins: tuple[str, ...] = ()
+    allow_paths: tuple[str, ...] = ()
 
     @property
     def key(self) -> RecordKey:
@@ -110,4 +113,5 @@ class Task:
             "time_limit": self.time_limit,
             "threads": self.threads,
             "plugins": list(self.plugins),
+            "allow_paths": list(self.allow_paths),
         }

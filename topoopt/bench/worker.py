@@ -52,6 +52,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             time_limit=spec["time_limit"],
             seed=spec["seed"],
             threads=spec["threads"],
+            allow_paths=spec.get("allow_paths", []),
         )
     except MemoryError:
         return {"error": "memory", "message": "the solver ran out of memory (MemoryError)"}
