@@ -101,44 +101,44 @@ GOOD = _line(A) + _line(B)
 BAD_FILES = {
     "non-JSON line in the middle": (
         _line(A) + "not json\n" + _line(B),
-        "line 2: not valid JSON: Expecting value at column 1",
+        "line 2: not valid JSON (Expecting value at line 1 column 1)",
     ),
     "torn line before the end": (
         _line(A) + '{"instance": "b", "inst\n' + _line(B),
-        "line 2: not valid JSON: Unterminated string starting at column 19",
+        "line 2: not valid JSON (Unterminated string starting at line 1 column 19)",
     ),
     "complete last line that is not an object": (GOOD + "[1, 2]", "line 3: not a JSON object"),
     "last line that is a JSON string": (GOOD + '"text"\n', "line 3: not a JSON object but a"),
     "last line that starts like a record but is not a prefix of one": (
         GOOD + '{"a": 1}}',
-        "line 3: not valid JSON: Extra data at column 9",
+        "line 3: not valid JSON (Extra data at line 1 column 9)",
     ),
     "one line of garbage without a newline": ("hello", "line 1: not valid JSON"),
     "one line of garbage with a newline": ("hello\n", "line 1: not valid JSON"),
     "one line of brace garbage": ("{hello", "line 1: not valid JSON"),
     "old Mac line endings": (
         _line(A, "\r") + _line(B, "\r"),
-        "line 1: not valid JSON: Extra data",
+        "line 1: not valid JSON (Extra data",
     ),
     "NaN in JSON": (
         GOOD + _line(A).replace('"objective": 1.0', '"objective": NaN'),
-        "line 3: not valid JSON: NaN is not a JSON number",
+        "line 3: not valid JSON (NaN is not a JSON number",
     ),
     "number overflowing a float": (
         _line(A).replace('"total_s": 1.0', '"total_s": 1e999') + _line(B),
-        "line 1: not valid JSON: number 1e999 overflows a float",
+        "line 1: not valid JSON (the number 1e999 overflows to infinity)",
     ),
     "huge integer": (
         _line(A).replace('"seed": 0', '"seed": ' + "9" * 500),
-        "line 1: not valid JSON: integer with 500 digits is out of range",
+        "line 1: not valid JSON (an integer of 500 digits exceed the limit json_int_digits",
     ),
     "key twice": (
         _line(A).replace('"seed": 0', '"seed": 0, "seed": 1'),
-        "line 1: not valid JSON: key 'seed' appears twice in one object",
+        "line 1: not valid JSON (the key 'seed' appears twice in one object)",
     ),
     "deep nesting": (
         _line(A) + '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
-        "line 2: not valid JSON: nested too deeply",
+        "line 2: more than 64 nested levels exceed the limit json_depth",
     ),
     "invalid record in the complete last line": (GOOD + "{}", "line 3: missing required"),
 }

@@ -23,17 +23,15 @@ Examples
 >>> s = scan(io.BytesIO(b'{"a": 1}\\r\\n\\r\\n{"b": [2, '), "r.jsonl")
 >>> [(line.number, line.value) for line in s.lines], s.size, s.keep, s.newline
 ([(1, {'a': 1})], 22, 12, b'\\r\\n')
->>> scan(io.BytesIO(b"hello"), "r.jsonl")
+>>> scan(io.BytesIO(b"hello"), "r.jsonl")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-topoopt.bench.jsonl.ResultsFileError: r.jsonl line 1: not valid JSON: Expecting value at column 1
+topoopt.bench.jsonl.ResultsFileError: r.jsonl line 1: not valid JSON (Expecting value at ...)
 """
 
 from __future__ import annotations
 
 import codecs
-import json
-import math
 import os
 import re
 import stat
@@ -41,13 +39,12 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import IO, Any, Literal
 
-from topoopt.core.errors import TopooptError
+from topoopt.core.errors import InvalidInstanceError, TopooptError
+from topoopt.core.safejson import parse_json
 
 MAX_LINE_BYTES = 16 * 2**20
 """Longest line (one record) read, in bytes: a record is a few KiB."""
 
-MAX_INT_DIGITS = 100
-"""Longest integer literal accepted in a record (digits)."""
 
 LF, CRLF = b"\n", b"\r\n"
 BOM = b"\xef\xbb\xbf"
@@ -133,61 +130,29 @@ class _BadValue(ValueError):
     """A JSON value that strict record JSON refuses (raised from the decoder's hooks)."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise _BadValue(f"{name} is not a JSON number (records hold finite numbers)")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _BadValue(f"number {text[:20]} overflows a float")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > MAX_INT_DIGITS:
-        raise _BadValue(f"integer with {len(text)} digits is out of range")
-    return int(text)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _BadValue(f"key {key[:40]!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
-_DECODER = json.JSONDecoder(
-    parse_float=_parse_float,
-    parse_int=_parse_int,
-    parse_constant=_reject_constant,
-    object_pairs_hook=_unique_keys,
-)
-
-
 def loads(text: str) -> Any:
-    """Parse strict record JSON.
+    """Parse one record under the JSON rules of every topoopt input
+    (:func:`topoopt.core.safejson.parse_json`: finite numbers, bounded integers, depth and
+    sizes, unique keys).
 
     Raises
     ------
     ValueError
-        With the problem in words (``json.JSONDecodeError`` for malformed text).
+        With the problem in words.
 
     Examples
     --------
     >>> loads('{"a": [1, 2.5, null]}')
     {'a': [1, 2.5, None]}
-    >>> loads('{"a": NaN}')
+    >>> loads('{"a": NaN}')  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    topoopt.bench.jsonl._BadValue: NaN is not a JSON number (records hold finite numbers)
+    topoopt.bench.jsonl._BadValue: not valid JSON (NaN is not a JSON number ...
     """
     try:
-        return _DECODER.decode(text)
-    except RecursionError:
-        raise _BadValue("nested too deeply") from None
+        return parse_json(text, "record")
+    except InvalidInstanceError as exc:
+        raise _BadValue(exc.rule) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,12 +392,7 @@ def scan(stream: IO[bytes], path: str | PathLike[str]) -> Scan:
             if not terminated and json_prefix(text) == "prefix":
                 keep, torn_line = start, number
                 break
-            problem = (
-                f"{exc.msg.removesuffix(' at')} at column {exc.colno + skipped}"
-                if isinstance(exc, json.JSONDecodeError)
-                else str(exc)
-            )
-            raise ResultsFileError(path, number, f"not valid JSON: {problem}") from None
+            raise ResultsFileError(path, number, str(exc)) from None
         if not isinstance(value, dict):
             raise ResultsFileError(path, number, f"not a JSON object but {_kind(value)}")
         lines.append(Line(number, start, value))

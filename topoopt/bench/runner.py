@@ -187,8 +187,8 @@ def plan(
     Raises
     ------
     TopooptError
-        For invalid instance files (the first problem and their number), unknown solvers, unavailable
-        backends or bad settings.
+        For invalid instance files (the first problem and their number), unknown solvers,
+        unavailable backends or bad settings.
     """
     if not (time_limit > 0):
         raise TopooptError(f"time_limit: must be positive, got {time_limit}")

@@ -170,7 +170,9 @@ def parse_json(data: bytes | str, where: str = "<json>") -> Any:
         )
     except json.JSONDecodeError as exc:
         raise _fail(
-            where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            where,
+            f"not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} "
+            f"column {exc.colno})",
         ) from None
     except (ValueError, RecursionError) as exc:
         raise _fail(where, f"not valid JSON ({exc})") from None
