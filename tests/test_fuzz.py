@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import topoopt
-from topoopt.testing.fuzz import check_file, instance_files
+from topoopt.testing.fuzz import check_file, check_results_file, instance_files, results_files
 
 FAMILIES = topoopt.families()
 LONG_RUN = 10_000
@@ -48,4 +48,34 @@ def test_short_fuzz(family: str) -> None:
 def test_long_fuzz(family: str) -> None:
     counts = _fuzz(family, LONG_RUN)
     print(f"\n{family}: {sum(counts.values())} inputs: {dict(sorted(counts.items()))}")
+    assert sum(counts.values()) >= LONG_RUN
+
+
+def _fuzz_results(examples: int) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as folder:
+
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(data=results_files())
+        def run(data: bytes) -> None:
+            counts[check_results_file(data, Path(folder))] += 1
+
+        run()
+    return counts
+
+
+def test_short_fuzz_of_results_files() -> None:
+    counts = _fuzz_results(50)
+    assert counts["read"] > 0 and counts["error"] > 0
+
+
+@pytest.mark.slow
+def test_long_fuzz_of_results_files() -> None:
+    counts = _fuzz_results(LONG_RUN)
+    print(f"\nresults files: {sum(counts.values())} inputs: {dict(sorted(counts.items()))}")
     assert sum(counts.values()) >= LONG_RUN

@@ -208,3 +208,73 @@ def check_file(
 def _assert_one_line(exc: BaseException) -> None:
     message = str(exc)
     assert "\n" not in message and "\r" not in message, repr(message)
+
+
+# --- benchmark results files ------------------------------------------------------------------
+
+
+def _record(instance: str, seed: int) -> dict[str, Any]:
+    """A valid benchmark record (the fields :mod:`topoopt.bench.schema` requires)."""
+    return {
+        "record_version": 1,
+        "family": "placement",
+        "suite": "s",
+        "instance": instance,
+        "instance_hash": "h",
+        "solver": "placement/best-fit",
+        "backend": None,
+        "seed": seed,
+        "repeat": 0,
+        "sense": "minimize",
+        "status": "feasible",
+        "termination": "completed",
+        "objective": 1.5,
+        "total_s": 0.1,
+        "size": {"nodes": 4},
+        "tags": {"job": "2x2"},
+    }
+
+
+@st.composite
+def results_files(draw: st.DrawFn) -> bytes:
+    """A results file of a few valid records, its line endings LF or CRLF, then mutated like
+    instance files: values replaced, cut short, a byte flipped, a line doubled."""
+    count = draw(st.integers(0, 4))
+    records: list[Any] = [_record(f"i{n}", n) for n in range(count)]
+    if records and draw(st.booleans()):
+        records[draw(st.integers(0, count - 1))] = draw(_mutated(_record("m", 9)))
+    ending = draw(st.sampled_from((b"\n", b"\r\n")))
+    lines = [_to_bytes(r) for r in records]
+    if lines and draw(st.booleans()):
+        lines.append(lines[draw(st.integers(0, len(lines) - 1))])  # a duplicate
+    data = b"".join(line + ending for line in lines)
+    return draw(_byte_mutated(data))
+
+
+def check_results_file(data: bytes, folder: Path) -> str:
+    """The rule for results files: reading gives records or a one-line topoopt error; a
+    writer (a resumed benchmark) either refuses the file and leaves it unchanged, or appends
+    a record after which the file reads back with every record read before, plus the new one.
+
+    Returns ``"read"`` or ``"error"`` (the file was refused).
+    """
+    from topoopt.bench.records import RecordWriter, read_records
+
+    path = folder / "results.jsonl"
+    path.write_bytes(data)
+    try:
+        before = read_records(path)
+    except TopooptError as exc:
+        _assert_one_line(exc)
+        try:
+            RecordWriter(path).close()
+        except TopooptError as exc2:
+            _assert_one_line(exc2)
+        assert path.read_bytes() == data, "a refused results file was modified"
+        return "error"
+    new = _record("appended", 0)
+    with RecordWriter(path) as writer:
+        writer.write(new)
+    after = read_records(path)
+    assert after == [*before, new], (before, after)
+    return "read"
