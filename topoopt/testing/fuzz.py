@@ -120,7 +120,7 @@ def _mutated(draw: st.DrawFn, base: dict[str, Any]) -> Any:
             cut = draw(st.integers(0, len(key) - 1))
             target[key[:cut] + key[cut + 1 :]] = target.pop(key)
         elif action == "deep":
-            target[key] = _deep(draw(st.sampled_from((10, 70, 1000))))
+            target[key] = _deep(draw(st.sampled_from((10, 70, 300))))
         elif action == "long":
             target[key] = "y" * 100_000 if draw(st.booleans()) else list(range(50_000))
         elif action == "grow" and isinstance(target[key], list) and target[key]:
