@@ -421,8 +421,8 @@ def test_report_command_names_a_bad_record(tmp_path: Path, change: dict, words: 
     ("text", "words"),
     [
         ("{}\n", "line 1: missing required field(s): family, suite, instance"),
-        ('{"objective": NaN}\n', "line 1: not valid JSON: NaN is not a JSON number"),
-        ("hello", "line 1: not valid JSON: Expecting value at column 1"),
+        ('{"objective": NaN}\n', "line 1: not valid JSON (NaN is not a JSON number"),
+        ("hello", "line 1: not valid JSON (Expecting value at line 1 column 1)"),
         ("\udcff\n", "line 1: not valid UTF-8: byte 0xff at column 1"),
     ],
 )

@@ -67,6 +67,9 @@ def _field(build: Callable[[], object]) -> tuple[str, str]:
         ({"name": 3}, "name"),
         ({"type": None}, "type"),
         ({"type": True}, "type"),
+        ({"type": 4090}, "type"),
+        ({"type": np.int64(4090)}, "type"),
+        ({"type": ""}, "type"),
         ({"available": [0, 0]}, "available[1]"),
         ({"available": [1, 9]}, "available[1]"),
         ({"available": [-1]}, "available[0]"),
@@ -81,9 +84,9 @@ def test_bad_host_names_the_field(kwargs: dict[str, Any], field: str) -> None:
 
 
 def test_host_normalises_numbers_and_collections() -> None:
-    host = Host(np.str_("a"), 4090, np.int64(8), np.array([5, 1, 3]))
+    host = Host(np.str_("a"), np.str_("4090"), np.int64(8), np.array([5, 1, 3]))
     assert host == Host("a", "4090", 8, (1, 3, 5))
-    assert type(host.name) is str and type(host.gpus) is int
+    assert type(host.name) is str and type(host.type) is str and type(host.gpus) is int
     assert all(type(i) is int for i in host.available)
     assert Host("b", "T", 4.0, {2, 0}).available == (0, 2)
     assert Host("c", "T", 3).available == (0, 1, 2)

@@ -27,6 +27,7 @@ from topoopt.gpuselect.models import (
     model_from_dict,
 )
 from topoopt.gpuselect.result import GpuSelectResult
+from topoopt.gpuselect.schema import LIMITS, SCHEMA
 from topoopt.gpuselect.solution import Selection, check, evaluate
 
 
@@ -69,6 +70,8 @@ FAMILY = Family(
         ),
     ),
     result_type=GpuSelectResult,
+    schema=SCHEMA,
+    limits=LIMITS,
     size_figure="available",
 )
 

@@ -12,17 +12,29 @@ from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, mask_of
 
 
 def type_name(value: Any, path: str) -> str:
-    """A host type: a non-empty string; an integer (``4090``) is read as its digits.
+    """A host type: a non-empty string (a NumPy string is stored as ``str``).
+
+    A number is refused, not converted: JSON files and code alike write a numeric type in
+    quotes (``"4090"``), so the type a table is keyed by is the type the host names.
 
     Examples
     --------
-    >>> type_name("H100", "type"), type_name(4090, "type")
-    ('H100', '4090')
+    >>> type_name("H100", "type")
+    'H100'
+    >>> type_name(4090, "type")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: type: must be a string, got 4090 (write ...)
     """
-    value = v.as_number(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, str) and value:
         return str(value)
-    return v.as_str(value, path)
+    number = v.as_number(value)
+    if isinstance(number, int) and not isinstance(number, bool):
+        raise InvalidInstanceError(
+            path,
+            f'must be a string, got {value!r} (write a numeric host type in quotes: "{number}")',
+        )
+    raise InvalidInstanceError(path, f"must be a non-empty string, got {value!r}")
 
 
 @dataclass(frozen=True, init=False)
@@ -34,7 +46,7 @@ class Host:
     name
         Host name (a non-empty string; unique within an instance).
     type
-        Host type (e.g. ``"H100"``; an integer such as ``4090`` is stored as ``"4090"``);
+        Host type, a non-empty string (e.g. ``"H100"``, ``"4090"``; a number is refused);
         bandwidth models key their tables by it.
     gpus
         Number of GPUs, local indices ``0 .. gpus - 1``; ``1 <= gpus <= 16``.
@@ -66,7 +78,7 @@ class Host:
     available: tuple[int, ...]
 
     def __init__(
-        self, name: str, type: str | int, gpus: int, available: Iterable[int] | None = None
+        self, name: str, type: str, gpus: int, available: Iterable[int] | None = None
     ) -> None:
         put = object.__setattr__
         put(self, "name", v.as_str(name, "name"))

@@ -1,6 +1,7 @@
 """The gpuselect instance: hosts with their idle GPUs, a request ``k`` and a bandwidth model.
 
-JSON (``docs/gpuselect.md`` has the full schema)::
+JSON (the JSON Schema is :data:`topoopt.gpuselect.schema.SCHEMA`; ``docs/gpuselect.md``
+explains it)::
 
     {"family": "gpuselect", "format_version": 1, "name": "h100-k8-s3", "cluster": "h100",
      "labels": {"setting": "fig1"}, "k": 8,
@@ -24,15 +25,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
 from topoopt.core.safejson import FileAccess
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.models import BandwidthModel, BoundModel, CallableModel, model_from_dict
+from topoopt.gpuselect.schema import LIMITS
 
 if TYPE_CHECKING:  # the result type parameter of the Instance base class
     from topoopt.gpuselect.result import GpuSelectResult  # noqa: F401
+
+limits.declare_all(LIMITS)
 
 HostLike = Host | Mapping[str, Any] | Sequence[Any]
 """What :class:`GpuSelectInstance` accepts as a host: a ``Host``, its JSON object or a
@@ -91,6 +96,10 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
     Integers may be given as integral floats (``8.0``) or NumPy integers and are stored as
     ``int``; booleans are refused.
 
+    The size limits of :data:`~topoopt.gpuselect.schema.LIMITS` (``gpuselect_hosts``,
+    ``gpuselect_gpus``, ``gpuselect_host_types``) are checked before the hosts are read and
+    before the model is bound (:mod:`topoopt.core.limits` says how to raise them).
+
     Raises
     ------
     InvalidInstanceError
@@ -135,11 +144,15 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
         put(self, "labels", v.as_labels({} if labels is None else labels, "labels"))
         count = v.as_int(k, "k", minimum=1)
         put(self, "k", count)
-        parsed = tuple(
-            _as_host(item, i) for i, item in enumerate(v.as_tuple(hosts, "hosts", min_len=1))
-        )
+        raw = v.as_tuple(hosts, "hosts", min_len=1)
+        limits.check("gpuselect_hosts", len(raw), "hosts", f"{len(raw)} hosts")
+        parsed = tuple(_as_host(item, i) for i, item in enumerate(raw))
         put(self, "hosts", parsed)
         v.unique_names([h.name for h in parsed], "hosts")
+        total = sum(h.gpus for h in parsed)
+        limits.check("gpuselect_gpus", total, "hosts", f"{total} GPUs")
+        types = len({h.type for h in parsed})
+        limits.check("gpuselect_host_types", types, "hosts", f"{types} host types")
         if count > self.total_available:
             raise InvalidInstanceError(
                 "k", f"requests {count} GPUs but only {self.total_available} are available"

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -34,8 +33,9 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
+from topoopt.core import limits
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.core.safejson import FileAccess
+from topoopt.core.safejson import FileAccess, parse_json
 from topoopt.gpuselect.masks import parse_mask
 
 INTRA_COLUMNS = ("GPU_num", "GPU_used", "Bandwidth(GB/s)")
@@ -51,20 +51,35 @@ def read_text(path: Path, field: str) -> str:
 
 
 def _rows(text: str, source: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """The data rows of a CSV table with their line numbers (blank rows skipped).
+
+    At most ``gpuselect_table_entries`` rows are read (:mod:`topoopt.core.limits`); a file
+    the ``csv`` module cannot read (a NUL byte, an overlong field) is an error naming the line.
+    """
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in columns if c not in header]
-    if missing:
+    cap = limits.value("gpuselect_table_entries")
+    rows: list[tuple[int, dict[str, str]]] = []
+    try:
+        header = reader.fieldnames or []
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise InvalidInstanceError(
+                source, f"CSV header must have columns {', '.join(columns)}; missing {missing}"
+            )
+        for line, row in enumerate(reader, start=2):
+            if not any((v or "").strip() for v in row.values()):
+                continue
+            if None in row or any(row.get(c) is None for c in columns):
+                raise InvalidInstanceError(f"{source}:{line}", "wrong number of fields")
+            if len(rows) == cap:
+                raise InvalidInstanceError(
+                    source, limits.exceeded("gpuselect_table_entries", "its data rows")
+                )
+            rows.append((line, row))
+    except csv.Error as exc:
         raise InvalidInstanceError(
-            source, f"CSV header must have columns {', '.join(columns)}; missing {missing}"
-        )
-    rows = []
-    for line, row in enumerate(reader, start=2):
-        if not any((v or "").strip() for v in row.values()):
-            continue
-        if None in row or any(row.get(c) is None for c in columns):
-            raise InvalidInstanceError(f"{source}:{line}", "wrong number of fields")
-        rows.append((line, row))
+            f"{source}:{reader.line_num}", f"not a readable CSV table ({exc})"
+        ) from None
     if not rows:
         raise InvalidInstanceError(source, "CSV has no data rows")
     return rows
@@ -124,9 +139,9 @@ def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], f
     for line, row in _rows(text, source, CROSS_COLUMNS):
         where = f"{source}:{line}"
         try:
-            mapping = json.loads(row["GPU_Mapping_Across_Nodes"])
+            mapping = parse_json(row["GPU_Mapping_Across_Nodes"], where)
             total = int(row["Total_GPU_Count"])
-        except ValueError:
+        except ValueError:  # InvalidInstanceError of parse_json included
             raise InvalidInstanceError(
                 where,
                 "GPU_Mapping_Across_Nodes must be a JSON list of lists and "

@@ -7,6 +7,7 @@ vectorised evaluation). Hosts have at most :data:`MAX_GPUS_PER_HOST` GPUs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Iterator
 
@@ -62,6 +63,21 @@ def submasks(mask: int, size: int | None = None) -> Iterator[int]:
     for c in sizes:
         for combo in itertools.combinations(bits, c):
             yield mask_of(combo)
+
+
+@functools.lru_cache(maxsize=4096)
+def submask_array(mask: int, size: int) -> np.ndarray:
+    """:func:`submasks` of ``size`` bits as a read-only ``int64`` array, computed once per
+    ``(mask, size)`` (hosts with the same idle GPUs share it).
+
+    Examples
+    --------
+    >>> submask_array(0b1011, 2).tolist()
+    [3, 9, 10]
+    """
+    out = np.fromiter(submasks(mask, size), dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def format_mask(mask: int) -> str:

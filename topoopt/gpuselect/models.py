@@ -30,20 +30,26 @@ written JSON loads anywhere and equals the model.
 
 A model is *bound* to the hosts of an instance (:meth:`BandwidthModel.bind`), giving a
 :class:`BoundModel` that evaluates one subset (:meth:`BoundModel.value`, the plain reference)
-or a batch of them (:meth:`BoundModel.batch`, vectorised; heuristics use it). A subset is one
-bitmask of local indices per host (:mod:`topoopt.gpuselect.masks`).
+or a batch of them, vectorised, in three layouts with the same values: dense rows
+(:meth:`BoundModel.batch`), sparse rows naming the few hosts a subset touches
+(:meth:`BoundModel.batch_sparse`) and replacements of one host's mask
+(:meth:`BoundModel.batch_replace`) — the last two keep the heuristics' memory independent of
+the number of hosts times the number of candidates. A subset is one bitmask of local indices
+per host (:mod:`topoopt.gpuselect.masks`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
+from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.safejson import FileAccess
@@ -80,8 +86,56 @@ class MissingEntryError(TopooptError, LookupError):
         return str(self.args[0])
 
 
+BATCH_CELLS = 1 << 20
+"""Most cells (candidate rows x hosts) one dense batch of masks holds: 8 MiB of ``int64``.
+The sparse and replacement evaluations below cut their work into batches of this size, so
+their memory does not grow with the number of candidates times the number of hosts."""
+
+
+def _chunks(total: int, rows: int) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` of consecutive slices of at most ``rows`` of ``range(total)``."""
+    for start in range(0, total, rows):
+        yield start, min(start + rows, total)
+
+
+def _min_excluding(terms: np.ndarray, hosts: np.ndarray) -> np.ndarray:
+    """For each ``h`` of ``hosts``, ``min(terms[j] for j != h)`` with NumPy's rules (``nan`` if
+    any of those terms is ``nan``; ``inf`` if none): the two smallest terms suffice."""
+    nan = np.isnan(terms)
+    clean = np.where(nan, np.inf, terms)
+    first = int(np.argmin(clean))
+    second = np.delete(clean, first).min(initial=np.inf)
+    out = np.where(hosts == first, second, clean[first])
+    others_nan = int(nan.sum()) - nan[hosts]
+    return np.where(others_nan > 0, np.nan, out)
+
+
+def _max_excluding(counts: np.ndarray, hosts: np.ndarray) -> np.ndarray:
+    """For each ``h`` of ``hosts``, ``max(counts[j] for j != h)`` (0 if none)."""
+    first = int(np.argmax(counts))
+    second = np.delete(counts, first).max(initial=0)
+    return np.where(hosts == first, second, counts[first])
+
+
 class BoundModel(ABC):
-    """A bandwidth model bound to the hosts of one instance."""
+    """A bandwidth model bound to the hosts of one instance.
+
+    Besides the reference :meth:`value` of one subset, it evaluates batches of subsets in
+    three layouts, all giving exactly the values of :meth:`value` (and raising the same
+    :class:`MissingEntryError` for the first subset a table lacks):
+
+    * :meth:`batch` — dense rows, one mask per host;
+    * :meth:`batch_sparse` — each subset as the few hosts it touches and their masks
+      (candidates of EHA and the single-host searches);
+    * :meth:`batch_replace` — one subset with one host's mask replaced per candidate (the
+      removals of PTS).
+
+    The default sparse and replacement evaluations build dense rows in batches of at most
+    :data:`BATCH_CELLS` cells; the structured models evaluate them without dense rows.
+    """
+
+    vectorised: ClassVar[bool] = False
+    """Whether a batch is evaluated by array operations (not one Python call per subset)."""
 
     def __init__(self, hosts: Sequence[Host]) -> None:
         self.hosts = tuple(hosts)
@@ -93,6 +147,59 @@ class BoundModel(ABC):
     def batch(self, masks: np.ndarray) -> np.ndarray:
         """``B`` of every row of ``masks`` (shape ``(n, hosts)``); vectorised when possible."""
         return np.array([self.value(row) for row in np.asarray(masks, dtype=np.int64)])
+
+    def batch_sparse(self, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``B`` of ``n`` subsets given sparsely: subset ``i`` takes mask ``masks[i, j]`` on host
+        ``hosts[i, j]`` and nothing elsewhere (both of shape ``(n, w)``; the hosts of a row
+        are distinct, a mask may be 0).
+
+        Examples
+        --------
+        >>> hosts = [Host("a", "V100", 8), Host("b", "V100", 8), Host("c", "V100", 8)]
+        >>> bound = TopologyModel(inter_gbps=12.5).bind(hosts)
+        >>> bound.batch_sparse([[0, 2], [1, 0]], [[0b101, 0b1], [0b1001, 0]]).tolist()
+        [12.5, 25.0]
+        >>> bound.batch(np.array([[0b101, 0, 0b1], [0, 0b1001, 0]])).tolist()
+        [12.5, 25.0]
+        """
+        hosts = np.asarray(hosts, dtype=np.int64)
+        masks = np.asarray(masks, dtype=np.int64)
+        out = np.empty(len(hosts))
+        rows = max(1, BATCH_CELLS // len(self.hosts))
+        for start, stop in _chunks(len(hosts), rows):
+            dense = np.zeros((stop - start, len(self.hosts)), dtype=np.int64)
+            dense[np.arange(stop - start)[:, None], hosts[start:stop]] = masks[start:stop]
+            out[start:stop] = self.batch(dense)
+        return out
+
+    def batch_replace(self, base: np.ndarray, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``B`` of ``n`` subsets, each the dense subset ``base`` with the mask of host
+        ``hosts[i]`` replaced by ``masks[i]``.
+
+        Examples
+        --------
+        >>> bound = TopologyModel(inter_gbps=12.5).bind([Host("a", "V100", 8)])
+        >>> bound.batch_replace([0b1101], [0, 0, 0], [0b0101, 0b1001, 0b1100]).tolist()
+        [50.0, 25.0, 50.0]
+        """
+        base = np.asarray(base, dtype=np.int64)
+        hosts = np.asarray(hosts, dtype=np.int64)
+        masks = np.asarray(masks, dtype=np.int64)
+        out = np.empty(len(hosts))
+        rows = max(1, BATCH_CELLS // len(self.hosts))
+        for start, stop in _chunks(len(hosts), rows):
+            dense = np.repeat(base[None, :], stop - start, axis=0)
+            dense[np.arange(stop - start), hosts[start:stop]] = masks[start:stop]
+            out[start:stop] = self.batch(dense)
+        return out
+
+    def chunk_rows(self, width: int) -> int:
+        """How many candidates of ``width`` hosts a solver hands to :meth:`batch_sparse` (or
+        :meth:`batch_replace`) at once: few for a model evaluated one subset at a time (so a
+        time limit is checked often), enough to amortise the array operations otherwise."""
+        if not self.vectorised:
+            return 256
+        return max(1, BATCH_CELLS // (8 * max(1, width)))
 
     def pairs(self, masks: Sequence[int]) -> list[tuple[str, int]]:
         """The subset as ``(host name, local index)`` pairs in host order."""
@@ -138,6 +245,8 @@ class StructuredBound(BoundModel):
         table has no entry).
     """
 
+    vectorised = True
+
     def __init__(self, hosts: Sequence[Host], tables: Mapping[str, np.ndarray]) -> None:
         super().__init__(hosts)
         types = sorted({h.type for h in self.hosts})
@@ -146,7 +255,8 @@ class StructuredBound(BoundModel):
         self.tables = np.full((len(types), width), np.nan)
         for row, t in enumerate(types):
             self.tables[row, : len(tables[t])] = tables[t]
-        self.type_index = np.array([types.index(h.type) for h in self.hosts], dtype=np.int64)
+        index = {t: row for row, t in enumerate(types)}
+        self.type_index = np.array([index[h.type] for h in self.hosts], dtype=np.int64)
 
     # -- intra terms
     def intra(self, host: int, mask: int) -> float:
@@ -169,6 +279,16 @@ class StructuredBound(BoundModel):
     def inter_batch(self, counts: np.ndarray) -> np.ndarray:
         """:meth:`inter` of every row of ``counts`` (``nan`` where undefined)."""
 
+    def inter_sparse(self, hosts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`inter_batch` of sparse rows (``counts[i, j]`` GPUs on host ``hosts[i, j]``,
+        none elsewhere). The default suits inter terms that ignore which host a count is on."""
+        return self.inter_batch(counts)
+
+    @abstractmethod
+    def inter_replace(self, counts: np.ndarray, hosts: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """:meth:`inter_batch` of the count vectors ``counts`` with ``counts[hosts[i]]``
+        replaced by ``new[i]``, one per ``i``, without building them."""
+
     def value(self, masks: Sequence[int]) -> float:
         used = [(h, int(m)) for h, m in enumerate(masks) if m]
         if not used:
@@ -179,10 +299,12 @@ class StructuredBound(BoundModel):
         terms.append(self.inter([popcount(int(m)) for m in masks]))
         return min(terms)
 
-    def batch(self, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, dtype=np.int64)
-        counts = POPCOUNT[masks]
-        vals = self.tables[self.type_index[None, :], masks]
+    @staticmethod
+    def _combine(
+        counts: np.ndarray, vals: np.ndarray, inter: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """The structured form over rows of per-host ``counts`` and intra ``vals``;
+        ``inter(spanning)`` gives the inter term of the rows selected by ``spanning``."""
         used = counts > 0
         n_used = used.sum(axis=1)
         spanning = n_used >= 2
@@ -190,11 +312,70 @@ class StructuredBound(BoundModel):
         single = np.where(used, vals, np.inf).min(axis=1, initial=np.inf)
         out = np.where(spanning, multi, single)
         if spanning.any():
-            out[spanning] = np.minimum(out[spanning], self.inter_batch(counts[spanning]))
+            out[spanning] = np.minimum(out[spanning], inter(spanning))
         out[n_used == 0] = 0.0
+        return out
+
+    def _raise_first_missing(self, out: np.ndarray, dense_row: Callable[[int], np.ndarray]) -> None:
+        """Raise the :class:`MissingEntryError` of the first ``nan`` of ``out`` (by
+        :meth:`value` of its dense row, so the message names the entry)."""
         bad = np.flatnonzero(np.isnan(out))
         if bad.size:
-            self.value(masks[bad[0]])  # raises MissingEntryError naming the entry
+            self.value(dense_row(int(bad[0])).tolist())
+
+    def batch(self, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, dtype=np.int64)
+        counts = POPCOUNT[masks]
+        vals = self.tables[self.type_index[None, :], masks]
+        out = self._combine(counts, vals, lambda rows: self.inter_batch(counts[rows]))
+        self._raise_first_missing(out, lambda i: masks[i])
+        return out
+
+    def batch_sparse(self, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        hosts = np.asarray(hosts, dtype=np.int64)
+        masks = np.asarray(masks, dtype=np.int64)
+        counts = POPCOUNT[masks]
+        vals = self.tables[self.type_index[hosts], masks]
+        out = self._combine(counts, vals, lambda rows: self.inter_sparse(hosts[rows], counts[rows]))
+
+        def dense_row(i: int) -> np.ndarray:
+            row = np.zeros(len(self.hosts), dtype=np.int64)
+            row[hosts[i]] = masks[i]
+            return row
+
+        self._raise_first_missing(out, dense_row)
+        return out
+
+    def batch_replace(self, base: np.ndarray, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """See :meth:`BoundModel.batch_replace`; in ``O(n + hosts)`` time and memory: the terms
+        of the hosts left unchanged are the minimum over all of them but the replaced one,
+        which the two smallest give."""
+        base = np.asarray(base, dtype=np.int64)
+        hosts = np.asarray(hosts, dtype=np.int64)
+        masks = np.asarray(masks, dtype=np.int64)
+        base_counts = POPCOUNT[base]
+        base_vals = self.tables[self.type_index, base]
+        base_used = base_counts > 0
+        others_multi = _min_excluding(np.where(base_counts >= 2, base_vals, np.inf), hosts)
+        others_single = _min_excluding(np.where(base_used, base_vals, np.inf), hosts)
+        counts = POPCOUNT[masks]
+        vals = self.tables[self.type_index[hosts], masks]
+        n_used = int(base_used.sum()) - base_used[hosts] + (counts > 0)
+        spanning = n_used >= 2
+        multi = np.minimum(others_multi, np.where(counts >= 2, vals, np.inf))
+        single = np.minimum(others_single, np.where(counts > 0, vals, np.inf))
+        out = np.where(spanning, multi, single)
+        if spanning.any():
+            inter = self.inter_replace(base_counts, hosts[spanning], counts[spanning])
+            out[spanning] = np.minimum(out[spanning], inter)
+        out[n_used == 0] = 0.0
+
+        def dense_row(i: int) -> np.ndarray:
+            row = base.copy()
+            row[hosts[i]] = masks[i]
+            return row
+
+        self._raise_first_missing(out, dense_row)
         return out
 
 
@@ -229,6 +410,10 @@ class CapBound(StructuredBound):
             return np.full(len(counts), self.inter_gbps)
         top = counts.max(axis=1).astype(float)
         return self.inter_gbps * np.minimum(1.0, self.gpus_per_nic / np.maximum(top, 1.0))
+
+    def inter_replace(self, counts: np.ndarray, hosts: np.ndarray, new: np.ndarray) -> np.ndarray:
+        top = np.maximum(_max_excluding(counts, hosts), new)
+        return self.inter_batch(top[:, None])
 
 
 class ProfileBound(StructuredBound):
@@ -271,6 +456,45 @@ class ProfileBound(StructuredBound):
         table = self.profiles or {}
         return np.array([table.get(self.key(row), np.nan) for row in counts.tolist()])
 
+    def inter_sparse(self, hosts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        if self.interchangeable:
+            return self.inter_batch(counts)
+        table = self.profiles or {}
+        out = np.empty(len(counts))
+        rows = zip(hosts.tolist(), counts.tolist(), strict=True)
+        for i, (row_hosts, row_counts) in enumerate(rows):
+            full = [0] * len(self.hosts)
+            for h, c in zip(row_hosts, row_counts, strict=True):
+                full[h] = c
+            out[i] = table.get(tuple(full), np.nan)
+        return out
+
+    def inter_replace(self, counts: np.ndarray, hosts: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Interchangeable hosts: one lookup per distinct (old count, new count) pair."""
+        table = self.profiles or {}
+        base = sorted((int(c) for c in counts if c), reverse=True)
+        old = counts[hosts]
+        out = np.empty(len(hosts))
+        for a, b in set(zip(old.tolist(), new.tolist(), strict=True)):
+            parts = list(base)
+            if a:
+                parts.remove(a)
+            if b:
+                parts.append(b)
+            key = tuple(sorted(parts, reverse=True))
+            out[(old == a) & (new == b)] = table.get(key, np.nan)
+        return out
+
+    def batch_replace(self, base: np.ndarray, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if not self.interchangeable:  # a key per full count vector: dense rows
+            return BoundModel.batch_replace(self, base, hosts, masks)
+        return super().batch_replace(base, hosts, masks)
+
+    def chunk_rows(self, width: int) -> int:
+        if not self.interchangeable:  # keys of every host: as for dense rows
+            return max(1, min(super().chunk_rows(width), BATCH_CELLS // len(self.hosts)))
+        return super().chunk_rows(width)
+
 
 # --------------------------------------------------------------------------- field readers
 
@@ -293,6 +517,64 @@ CrossInput = (
 ``{"counts": [...], "gbps": x}`` objects or ``(counts, GB/s)`` pairs."""
 
 
+def _key(path: str, key: Any) -> str:
+    """``path`` extended by the mapping key ``key``: ``path.key``, or ``path['key']`` (the
+    key's ``repr``) when it holds a character that is not printable (a newline, a control
+    character), so that an error message stays on one line.
+
+    Examples
+    --------
+    >>> _key("bandwidth.intra", "H100"), _key("bandwidth.intra", "H1\\n00")
+    ('bandwidth.intra.H100', "bandwidth.intra['H1\\\\n00']")
+    """
+    text = str(key)
+    return v.join(path, text) if text.isprintable() else f"{path}[{text!r}]"
+
+
+def _size(value: Any) -> int:
+    """Entries of one table-like input: the length of a mapping or a list, else 0 (the
+    readers refuse it with a named error)."""
+    if isinstance(value, (Mapping, list, tuple)):
+        return len(value)
+    return 0
+
+
+def _intra_entries(value: Any) -> int:
+    """Entries of an ``intra`` input (every table of every type; lists of tables summed)."""
+    if not isinstance(value, Mapping):
+        return 0
+    total = 0
+    for table in value.values():
+        if isinstance(table, (list, tuple)):
+            total += sum(_size(part) for part in table)
+        else:
+            total += _size(table)
+    return total
+
+
+def _matrix_entries(value: Any) -> int:
+    """Cells of a ``topology`` input given as rows (text is bounded by its length)."""
+    if not isinstance(value, Mapping):
+        return 0
+    return sum(
+        sum(_size(row) for row in matrix) if isinstance(matrix, (list, tuple)) else 0
+        for matrix in value.values()
+    )
+
+
+def _links_entries(value: Any) -> int:
+    """Overrides of a ``links`` input (per-type objects counted by their links)."""
+    if not isinstance(value, Mapping):
+        return 0
+    return sum(_size(x) if isinstance(x, Mapping) else 1 for x in value.values())
+
+
+def _check_entries(entries: int) -> None:
+    """Refuse a model with more entries than the limit ``gpuselect_table_entries``, before its
+    tables are read."""
+    limits.check("gpuselect_table_entries", entries, "bandwidth", f"{entries} table entries")
+
+
 def _mask(key: Any, path: str) -> int:
     """A table key: a mask (integer >= 1) or its nccl-tests name (``"0123"``, ``"0,1,12"``)."""
     if isinstance(key, str):
@@ -312,13 +594,13 @@ def _intra_table(value: Any, path: str) -> dict[int, float]:
     if isinstance(value, Mapping):
         table: dict[int, float] = {}
         for key, gbps in value.items():
-            mask = _mask(key, v.join(path, str(key)))
-            where = v.join(path, key if isinstance(key, str) else format_mask(mask))
+            mask = _mask(key, _key(path, key))
+            where = _key(path, key if isinstance(key, str) else format_mask(mask))
             if mask in table:
                 raise InvalidInstanceError(
                     where, f"GPUs {format_mask(mask)!r} are listed twice in this table"
                 )
-            table[mask] = v.as_float(gbps, where, minimum=0.0)
+            table[mask] = _gbps(gbps, where)
         return table
     if isinstance(value, (str, bytes)):
         raise InvalidInstanceError(
@@ -338,7 +620,7 @@ def _intra_tables(value: Any, path: str = "bandwidth.intra") -> dict[str, dict[i
     """Intra tables by host type (the ``intra`` field of table and bottleneck models)."""
     out: dict[str, dict[int, float]] = {}
     for raw_type, table in v.as_mapping(value, path).items():
-        where = v.join(path, str(raw_type))
+        where = _key(path, raw_type)
         name = type_name(raw_type, where)
         if name in out:
             raise InvalidInstanceError(where, f"host type {name!r} is listed twice")
@@ -378,15 +660,24 @@ def _cross_table(value: Any, path: str = "bandwidth.cross") -> dict[tuple[int, .
         key = tuple(
             v.as_int(c, v.join(where, f"counts[{j}]"), minimum=0) for j, c in enumerate(raw)
         )
-        samples.setdefault(key, []).append(v.as_float(gbps, v.join(where, "gbps"), minimum=0.0))
+        samples.setdefault(key, []).append(_gbps(gbps, v.join(where, "gbps")))
     return {key: sum(vals) / len(vals) for key, vals in samples.items()}
 
 
 def _matrix(value: Any, path: str) -> Matrix:
     """A link matrix: ``nvidia-smi topo -m`` text or rows of link tokens."""
     if isinstance(value, str):
-        return parse_topology(value, path)
+        matrix = parse_topology(value, path)
+        if len(matrix) > MAX_GPUS_PER_HOST:
+            raise InvalidInstanceError(
+                path, f"matrix has {len(matrix)} GPUs; a host has at most {MAX_GPUS_PER_HOST}"
+            )
+        return matrix
     rows = v.as_tuple(value, path, min_len=1)
+    if len(rows) > MAX_GPUS_PER_HOST:
+        raise InvalidInstanceError(
+            path, f"matrix has {len(rows)} rows; a host has at most {MAX_GPUS_PER_HOST} GPUs"
+        )
     lines = [
         f"GPU{i} " + " ".join(str(c) for c in v.as_tuple(row, v.join(path, i)))
         for i, row in enumerate(rows)
@@ -405,7 +696,7 @@ def _matrices(value: Any, path: str = "bandwidth.topology") -> dict[str, Matrix]
     """Link matrices by host type (the ``topology`` field of the topology model)."""
     out: dict[str, Matrix] = {}
     for raw_type, matrix in v.as_mapping(value, path).items():
-        where = v.join(path, str(raw_type))
+        where = _key(path, raw_type)
         name = type_name(raw_type, where)
         if name in out:
             raise InvalidInstanceError(where, f"host type {name!r} is listed twice")
@@ -417,24 +708,39 @@ def _links(value: Any, path: str = "bandwidth.links") -> dict[str, float | dict[
     """Link bandwidth overrides: ``{link: GB/s}`` for all types, ``{type: {link: GB/s}}``."""
     out: dict[str, float | dict[str, float]] = {}
     for key, val in v.as_mapping(value, path).items():
-        where = v.join(path, str(key))
+        where = _key(path, key)
         name = v.as_str(key, where)
         if isinstance(val, Mapping):
             out[name] = {
-                v.as_str(link, where): v.as_float(gbps, v.join(where, str(link)), minimum=0.0)
-                for link, gbps in val.items()
+                v.as_str(link, where): _gbps(gbps, _key(where, link)) for link, gbps in val.items()
             }
         else:
-            out[name] = v.as_float(val, where, minimum=0.0)
+            out[name] = _gbps(val, where)
     return out
 
 
+def _gbps(value: Any, path: str) -> float:
+    """A bandwidth: a finite number >= 0 as a ``float`` (errors worded as the schema's)."""
+    number = v.as_float(value, path)
+    if number < 0:
+        raise InvalidInstanceError(path, f"must be non-negative, got {value!r}")
+    return number
+
+
 def _inter_gbps(value: Any) -> float:
-    return v.as_float(value, "bandwidth.inter_gbps", minimum=0.0)
+    return _gbps(value, "bandwidth.inter_gbps")
 
 
 def _gpus_per_nic(value: Any) -> int | None:
-    return None if value is None else v.as_int(value, "bandwidth.gpus_per_nic", minimum=1)
+    if value is None:
+        return None
+    number = v.as_number(value)
+    integral = isinstance(number, int) or (isinstance(number, float) and number.is_integer())
+    if isinstance(number, bool) or not integral:
+        raise InvalidInstanceError(
+            "bandwidth.gpus_per_nic", f"must be an integer or null, got {value!r}"
+        )
+    return v.as_int(number, "bandwidth.gpus_per_nic", minimum=1)
 
 
 def _dense(table: Mapping[int, float], gpus: int) -> np.ndarray:
@@ -453,7 +759,7 @@ def _intra_arrays(intra: Mapping[str, IntraTable], hosts: Sequence[Host]) -> dic
     """Dense intra tables of the hosts' types (an error names a type without a table)."""
     for i, h in enumerate(hosts):
         if h.type not in intra:
-            known = ", ".join(sorted(intra)) or "none"
+            known = ", ".join(repr(t) for t in sorted(intra)) or "none"
             raise InvalidInstanceError(
                 "bandwidth.intra",
                 f"no table for host type {h.type!r} of hosts[{i}] "
@@ -522,7 +828,7 @@ def _read_intra_sources(raw: Any, files: FileAccess | None, path: str) -> Any:
             return [read(s, v.join(where, i)) for i, s in enumerate(source)]
         return source
 
-    return {t: read(src, v.join(path, str(t))) for t, src in raw.items()}
+    return {t: read(src, _key(path, t)) for t, src in raw.items()}
 
 
 @dataclass(frozen=True, init=False, repr=False)
@@ -579,6 +885,7 @@ class TableModel(StructuredModel):
         interchangeable_hosts: bool = True,
     ) -> None:
         put = object.__setattr__
+        _check_entries(_intra_entries(intra) + _size(cross))
         put(self, "intra", _intra_tables(intra))
         put(self, "cross", _cross_table(cross))
         flag = interchangeable_hosts
@@ -679,6 +986,7 @@ class BottleneckModel(StructuredModel):
         self, *, intra: Mapping[str, IntraInput], inter_gbps: float, gpus_per_nic: int | None = None
     ) -> None:
         put = object.__setattr__
+        _check_entries(_intra_entries(intra))
         put(self, "intra", _intra_tables(intra))
         put(self, "inter_gbps", _inter_gbps(inter_gbps))
         put(self, "gpus_per_nic", _gpus_per_nic(gpus_per_nic))
@@ -706,6 +1014,19 @@ class BottleneckModel(StructuredModel):
             "inter_gbps": self.inter_gbps,
             "gpus_per_nic": self.gpus_per_nic,
         }
+
+
+@functools.lru_cache(maxsize=256)
+def _ring_table(
+    matrix: Matrix, links: tuple[tuple[str, float], ...], gpus: int, where: str
+) -> np.ndarray:
+    """:func:`~topoopt.gpuselect.topologies.ring_bandwidths` of the first ``gpus`` GPUs of
+    ``matrix`` under the link bandwidths ``links`` (read-only; computed once per process for
+    every instance that shares them, e.g. the suites of one cluster)."""
+    bw = LinkMatrix(matrix).numeric(dict(links), where)
+    out = ring_bandwidths(bw[:gpus, :gpus])
+    out.setflags(write=False)
+    return out
 
 
 @dataclass(frozen=True, init=False, repr=False)
@@ -762,6 +1083,7 @@ class TopologyModel(StructuredModel):
         links: Mapping[str, float | Mapping[str, float]] | None = None,
     ) -> None:
         put = object.__setattr__
+        _check_entries(_matrix_entries(topology) + _links_entries(links))
         put(self, "inter_gbps", _inter_gbps(inter_gbps))
         put(self, "gpus_per_nic", _gpus_per_nic(gpus_per_nic))
         put(self, "topology", _matrices({} if topology is None else topology))
@@ -774,7 +1096,7 @@ class TopologyModel(StructuredModel):
         topology = data.get("topology", {})
         if isinstance(topology, Mapping):
             topology = {
-                t: read_topology(m, files or FileAccess(), v.join("bandwidth.topology", str(t)))
+                t: read_topology(m, files or FileAccess(), _key("bandwidth.topology", t))
                 if isinstance(m, str) and "GPU0" not in m
                 else m
                 for t, m in topology.items()
@@ -805,7 +1127,7 @@ class TopologyModel(StructuredModel):
             if h.type in tables:
                 continue
             matrix = self.host_topology(h.type)
-            where = v.join("bandwidth.topology", h.type)
+            where = _key("bandwidth.topology", h.type)
             if matrix is None:
                 raise InvalidInstanceError(
                     where,
@@ -823,11 +1145,12 @@ class TopologyModel(StructuredModel):
         return CapBound(hosts, tables, self.inter_gbps, self.gpus_per_nic)
 
     def _ring(self, host_type: str, gpus: int, matrix: Matrix, where: str) -> np.ndarray:
-        """Ring bandwidth of every subset of the first ``gpus`` GPUs (cached per type)."""
+        """Ring bandwidth of every subset of the first ``gpus`` GPUs (cached per type, and
+        across models with the same matrix and link bandwidths)."""
         key = (host_type, gpus)
         if key not in self._rings:
-            bw = LinkMatrix(matrix).numeric(self.link_gbps(host_type), where)
-            self._rings[key] = ring_bandwidths(bw[:gpus, :gpus])
+            links = tuple(sorted(self.link_gbps(host_type).items()))
+            self._rings[key] = _ring_table(matrix, links, gpus, where)
         return self._rings[key]
 
     def to_dict(self) -> dict[str, Any]:
@@ -851,12 +1174,45 @@ class TopologyModel(StructuredModel):
 
 
 class _CallableBound(BoundModel):
+    """One call of the user's function per subset; batches never build dense rows (the
+    function gets the same ``(host name, index)`` list as for the dense subset)."""
+
     def __init__(self, hosts: Sequence[Host], fn: Callable[[list[tuple[str, int]]], float]):
         super().__init__(hosts)
         self.fn = fn
 
     def value(self, masks: Sequence[int]) -> float:
         return float(self.fn(self.pairs(masks)))
+
+    def _host_pairs(self, host: int, mask: int) -> list[tuple[str, int]]:
+        name = self.hosts[host].name
+        return [(name, i) for i in indices_of(mask)]
+
+    def batch_sparse(self, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        rows = zip(np.asarray(hosts).tolist(), np.asarray(masks).tolist(), strict=True)
+        out = []
+        for row_hosts, row_masks in rows:
+            pairs = [
+                pair
+                for h, m in sorted(zip(row_hosts, row_masks, strict=True))
+                for pair in self._host_pairs(h, m)
+            ]
+            out.append(float(self.fn(pairs)))
+        return np.array(out, dtype=float)
+
+    def batch_replace(self, base: np.ndarray, hosts: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        base_list = np.asarray(base).tolist()
+        flat: list[tuple[str, int]] = []
+        start = []
+        for h, m in enumerate(base_list):
+            start.append(len(flat))
+            flat += self._host_pairs(h, m)
+        start.append(len(flat))
+        out = []
+        for h, m in zip(np.asarray(hosts).tolist(), np.asarray(masks).tolist(), strict=True):
+            pairs = flat[: start[h]] + self._host_pairs(h, m) + flat[start[h + 1] :]
+            out.append(float(self.fn(pairs)))
+        return np.array(out, dtype=float)
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,7 +10,6 @@ fast oracle and the MIP search. :class:`Decomposition` precomputes ``best_h(c)``
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator, Sequence
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from topoopt.core.errors import TopooptError
 from topoopt.gpuselect.instance import GpuSelectInstance
-from topoopt.gpuselect.masks import submasks
+from topoopt.gpuselect.masks import submask_array
 from topoopt.gpuselect.models import ProfileBound, StructuredBound
 
 
@@ -50,21 +49,30 @@ class Decomposition:
         self.k = instance.k
         self.avail = [h.n_available for h in instance.hosts]
         self.best: list[list[tuple[float, int]]] = []
+        shared: dict[tuple[int, int], list[tuple[float, int]]] = {}  # same type, same idle GPUs
         for h, host in enumerate(instance.hosts):
-            row: list[tuple[float, int]] = [(math.inf, 0)]
-            table = self.bound.tables[self.bound.type_index[h]]
-            for c in range(1, host.n_available + 1):
-                masks = np.fromiter(submasks(host.available_mask, c), dtype=np.int64)
-                vals = table[masks]
-                missing = np.isnan(vals)
-                if c >= 2 and missing.any():
-                    self.bound.intra(h, int(masks[np.argmax(missing)]))  # raises, naming it
-                if missing.all():
-                    row.append((math.nan, int(masks[0])))
-                else:
-                    j = int(np.nanargmax(vals))
-                    row.append((float(vals[j]), int(masks[j])))
-            self.best.append(row)
+            key = (int(self.bound.type_index[h]), host.available_mask)
+            if key not in shared:
+                shared[key] = self._best_by_count(h)
+            self.best.append(shared[key])
+
+    def _best_by_count(self, h: int) -> list[tuple[float, int]]:
+        """``best[h]`` (raises :class:`MissingEntryError` for a missing entry of >= 2 GPUs)."""
+        host = self.instance.hosts[h]
+        row: list[tuple[float, int]] = [(math.inf, 0)]
+        table = self.bound.tables[self.bound.type_index[h]]
+        for c in range(1, host.n_available + 1):
+            masks = submask_array(host.available_mask, c)
+            vals = table[masks]
+            missing = np.isnan(vals)
+            if c >= 2 and missing.any():
+                self.bound.intra(h, int(masks[np.argmax(missing)]))  # raises, naming it
+            if missing.all():
+                row.append((math.nan, int(masks[0])))
+            else:
+                j = int(np.nanargmax(vals))
+                row.append((float(vals[j]), int(masks[j])))
+        return row
 
     def intra(self, h: int, c: int) -> float:
         """Intra term of host ``h`` contributing ``c`` GPUs to a spanning subset."""
@@ -100,7 +108,9 @@ class Decomposition:
 
 def spanning_profiles(avail: Sequence[int], k: int) -> Iterator[tuple[int, ...]]:
     """Count profiles (decreasing, >= 2 parts) of ``k`` that distinct hosts with ``avail``
-    idle GPUs can realise.
+    idle GPUs can realise, largest first part first (then the second, ...).
+
+    Lazy and iterative: any ``k`` and any number of hosts, no recursion.
 
     Examples
     --------
@@ -108,49 +118,100 @@ def spanning_profiles(avail: Sequence[int], k: int) -> Iterator[tuple[int, ...]]
     [(3, 1), (2, 2), (2, 1, 1)]
     """
     caps = sorted((a for a in avail if a), reverse=True)
-
-    def parts(left: int, largest: int, taken: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
-        if left == 0:
-            if len(taken) >= 2:
-                yield taken
+    if not caps or k < 1:
+        return
+    parts: list[int] = []
+    left = k
+    p = min(k, caps[0])  # the part to try at depth len(parts)
+    while True:
+        if p >= 1:
+            parts.append(p)
+            left -= p
+            if left == 0:
+                if len(parts) >= 2:
+                    yield tuple(parts)
+            elif len(parts) < len(caps):
+                p = min(left, p, caps[len(parts)])  # descend
+                continue
+            left += parts.pop()  # a leaf or a dead end: the next smaller part here
+            p -= 1
+            continue
+        if not parts:  # every part at this depth tried: back up one level
             return
-        if len(taken) == len(caps):
-            return
-        for p in range(min(left, largest, caps[len(taken)]), 0, -1):
-            yield from parts(left - p, p, (*taken, p))
-
-    yield from parts(k, k, ())
+        last = parts.pop()
+        left += last
+        p = last - 1
 
 
 def spanning_vectors(avail: Sequence[int], k: int) -> Iterator[tuple[int, ...]]:
-    """Count vectors in host order (``c_h <= avail[h]``, sum ``k``, >= 2 hosts used)."""
-    for counts in itertools.product(*(range(a + 1) for a in avail)):
-        if sum(counts) == k and sum(1 for c in counts if c) >= 2:
-            yield counts
+    """Count vectors in host order (``c_h <= avail[h]``, sum ``k``, >= 2 hosts used), in
+    lexicographic order.
+
+    Lazy and iterative, and only vectors that can still reach ``k`` are extended, so the
+    next vector comes after ``O(hosts)`` work however many hosts there are.
+
+    Examples
+    --------
+    >>> list(spanning_vectors([2, 1, 1], 2))
+    [(0, 1, 1), (1, 0, 1), (1, 1, 0)]
+    """
+    n = len(avail)
+    if n == 0:
+        return
+    rest = [0] * (n + 1)  # rest[i]: idle GPUs of hosts i..n-1
+    for i in range(n - 1, -1, -1):
+        rest[i] = rest[i + 1] + avail[i]
+    counts = [0] * n
+    before = [0] * (n + 1)  # before[i]: GPUs taken from hosts 0..i-1
+    i = 0
+    counts[0] = max(0, k - rest[1]) - 1
+    while i >= 0:
+        counts[i] += 1
+        if counts[i] > min(avail[i], k - before[i]):
+            i -= 1
+            continue
+        before[i + 1] = before[i] + counts[i]
+        if i == n - 1:
+            if before[n] == k and sum(1 for c in counts if c) >= 2:
+                yield tuple(counts)
+            continue
+        i += 1
+        counts[i] = max(0, k - before[i] - rest[i + 1]) - 1
 
 
-def required_keys(dec: Decomposition) -> list[tuple[int, ...]]:
-    """Cross-table keys an exact search needs: every realisable spanning count key."""
+def iter_required_keys(dec: Decomposition) -> Iterator[tuple[int, ...]]:
+    """Cross-table keys an exact search needs, lazily: every realisable spanning count key."""
     bound = dec.bound
     assert isinstance(bound, ProfileBound)
     if not dec.spanning_possible():
-        return []
+        return iter(())
     if bound.interchangeable:
-        return list(spanning_profiles(dec.avail, dec.k))
-    return list(spanning_vectors(dec.avail, dec.k))
+        return spanning_profiles(dec.avail, dec.k)
+    return spanning_vectors(dec.avail, dec.k)
+
+
+def required_keys(dec: Decomposition) -> list[tuple[int, ...]]:
+    """Cross-table keys an exact search needs: every realisable spanning count key.
+
+    Call :func:`check_profiles_complete` first: then every key is in the table and the list
+    is no longer than the table.
+    """
+    return list(iter_required_keys(dec))
 
 
 def check_profiles_complete(dec: Decomposition) -> None:
-    """Raise :class:`MissingEntryError` naming the first spanning key missing in the table."""
+    """Raise :class:`MissingEntryError` naming the first spanning key missing in the table
+    (after at most one key more than the table holds)."""
     bound = dec.bound
     assert isinstance(bound, ProfileBound)
-    for key in required_keys(dec):
+    for key in iter_required_keys(dec):
         bound.inter(key if not bound.interchangeable else list(key))
 
 
 __all__ = [
     "Decomposition",
     "check_profiles_complete",
+    "iter_required_keys",
     "required_keys",
     "spanning_profiles",
     "spanning_vectors",

@@ -1,8 +1,16 @@
 """BandPilot's search algorithms (§4.3): EHA (Alg. 1), PTS (Alg. 2) and their hybrid.
 
-All three query the bandwidth model only through its batch evaluation
-(:meth:`~topoopt.gpuselect.models.BoundModel.batch`), one batch per decision step, as the
-paper's dispatcher queries its surrogate ``B^``.
+All three query the bandwidth model only through its batch evaluations
+(:class:`~topoopt.gpuselect.models.BoundModel`), as the paper's dispatcher queries its
+surrogate ``B^``: EHA streams its candidates in bounded chunks
+(:class:`~topoopt.gpuselect.solvers.common.Search`); PTS evaluates the removals of one step
+as replacements of one host's mask (:meth:`~topoopt.gpuselect.models.BoundModel.batch_replace`,
+``O(|S| + hosts)`` per step for the structured models). Memory stays within the instance's
+size plus one chunk on any pool.
+
+Each checks the time limit between chunks and steps; when it passes, EHA returns its best
+candidate so far and PTS completes its current set (larger than ``k``) to ``k`` GPUs on the
+fewest hosts of that set, both with termination ``TIME_LIMIT``.
 """
 
 from __future__ import annotations
@@ -18,13 +26,16 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.gpuselect.instance import GpuSelectInstance
+from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, POPCOUNT
 from topoopt.gpuselect.solution import from_masks
 from topoopt.gpuselect.solvers.common import (
     BestByCount,
-    argmax_row,
+    Block,
+    Search,
     best_single_host,
+    best_subset_of_host,
+    better,
     fitting_hosts,
-    single_host_rows,
 )
 
 MAX_HOST_COMBINATIONS = 2000
@@ -72,10 +83,75 @@ def min_hosts(avail: Sequence[int], k: int) -> int:
     raise ValueError("k exceeds the idle GPUs")
 
 
+def combined_hosts(n_hosts: int, m: int, max_combinations: int) -> int:
+    """The largest ``L`` in ``[m, n_hosts]`` with ``C(L, m) <= max_combinations`` (``m`` when
+    none), by bisection: ``C(L, m)`` grows with ``L``.
+
+    Examples
+    --------
+    >>> combined_hosts(3000, 2, 2000), combined_hosts(5, 3, 10**6), combined_hosts(9, 4, 1)
+    (63, 5, 4)
+    """
+    low, high = m, max(m, n_hosts)
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if math.comb(mid, m) <= max_combinations else (low, mid - 1)
+    return low
+
+
+def _distributions(
+    avail: Sequence[int], pool: Sequence[int], m: int, k: int
+) -> Iterator[tuple[tuple[int, ...], list[int]]]:
+    """EHA's candidates as ``(hosts, counts)``: every combination of ``m`` hosts of ``pool``
+    and each of its :func:`balanced_splits`, in that order."""
+    for combo in itertools.combinations(pool, m):
+        for split in balanced_splits([avail[h] for h in combo], k):
+            yield combo, split
+
+
+def _eha(instance: GpuSelectInstance, max_combinations: int, ctx: SolveContext | None) -> Search:
+    """:func:`eha` as a finished :class:`~topoopt.gpuselect.solvers.common.Search`."""
+    single = best_single_host(instance, ctx)
+    if single is not None:
+        return single
+    k = instance.k
+    avail = [h.n_available for h in instance.hosts]
+    m = min_hosts(avail, k)
+    pool = sorted((h for h in range(len(avail)) if avail[h]), key=lambda h: (-avail[h], h))
+    pool = sorted(pool[: combined_hosts(len(pool), m, max_combinations)])
+    best = BestByCount(instance)
+    search = Search(instance, ctx)
+    # The best subset of every (host, count) first, in the candidates' order (so a table
+    # lacking an entry is reported as when all candidates were built at once) ...
+    for combo, split in _distributions(avail, pool, m, k):
+        for h, c in zip(combo, split, strict=True):
+            best.mask(h, c)
+        if search.expired():
+            break
+
+    # ... then the candidates, streamed in chunks.
+    def blocks() -> Iterator[Block]:
+        hosts: list[tuple[int, ...]] = []
+        masks: list[list[int]] = []
+        for combo, split in _distributions(avail, pool, m, k):
+            hosts.append(combo)
+            masks.append([best.mask(h, c) for h, c in zip(combo, split, strict=True)])
+            if len(hosts) == 4096:
+                yield np.array(hosts, dtype=np.int64), np.array(masks, dtype=np.int64)
+                hosts, masks = [], []
+        if hosts:
+            yield np.array(hosts, dtype=np.int64), np.array(masks, dtype=np.int64)
+
+    search.scan(blocks(), width=m)
+    return search
+
+
 def eha(
-    instance: GpuSelectInstance, max_combinations: int = MAX_HOST_COMBINATIONS
+    instance: GpuSelectInstance,
+    max_combinations: int = MAX_HOST_COMBINATIONS,
+    ctx: SolveContext | None = None,
 ) -> tuple[float, np.ndarray]:
-    """Equilibrium-driven Heuristic (BandPilot Alg. 1).
+    """Equilibrium-driven Heuristic (BandPilot Alg. 1): ``(B, masks)`` of its choice.
 
     If a host has ``k`` idle GPUs, the best ``k``-subset over all such hosts. Otherwise
     ``m`` = :func:`min_hosts`; for combinations of ``m`` hosts holding ``k`` idle GPUs, the
@@ -85,64 +161,129 @@ def eha(
     **Bound on big clusters**: when ``C(n, m)`` exceeds ``max_combinations`` for the ``n``
     hosts with idle GPUs, only the ``L`` hosts with the most idle GPUs (ties: lower index)
     are combined, ``L`` the largest with ``C(L, m) <= max_combinations`` (at least ``m``).
+    Candidates are evaluated in chunks, so memory does not grow with their number. With
+    ``ctx``, the search stops at its time limit with the best candidate so far.
     """
-    single = best_single_host(instance)
-    if single is not None:
-        return single
-    k = instance.k
-    avail = [h.n_available for h in instance.hosts]
-    m = min_hosts(avail, k)
-    pool = sorted((h for h in range(len(avail)) if avail[h]), key=lambda h: (-avail[h], h))
-    size = len(pool)
-    while size > m and math.comb(size, m) > max_combinations:
-        size -= 1
-    pool = sorted(pool[:size])
-    best = BestByCount(instance)
-    dists = []
-    for combo in itertools.combinations(pool, m):
-        caps = [avail[h] for h in combo]
-        for split in balanced_splits(caps, k):
-            dists.append(dict(zip(combo, split, strict=True)))
-    return argmax_row(instance, best.rows(dists))
+    return _eha(instance, max_combinations, ctx).result()
 
 
-def pts(instance: GpuSelectInstance, prune_k: int = 8) -> tuple[float, np.ndarray]:
-    """Pruned Tree Search (BandPilot Alg. 2).
+BITS = np.arange(MAX_GPUS_PER_HOST, dtype=np.int64)
 
-    Start from all idle GPUs or, when ``k <= prune_k`` and some host fits ``k``, from the
-    idle GPUs of the host with the best ``k``-subset ("node insertion"); then drop, one at a
-    time, the GPU whose removal keeps ``B`` highest (all removals in one batch) until ``k``
-    remain: ``sum_{i=k+1}^{|A|} i`` evaluations, ``O(|A|^2 - k^2)``.
+
+def complete_on_fewest_hosts(masks: np.ndarray, k: int) -> np.ndarray:
+    """``k`` of the GPUs of ``masks`` on as few hosts as possible: hosts by decreasing count
+    (ties: lower index), whole, and the lowest indices of the last one.
+
+    Examples
+    --------
+    >>> complete_on_fewest_hosts(np.array([0b11, 0b1111, 0b111]), 6).tolist()
+    [0, 15, 3]
     """
+    counts = POPCOUNT[masks]
+    out = np.zeros_like(masks)
+    left = k
+    for h in sorted(np.flatnonzero(counts).tolist(), key=lambda h: (-counts[h], h)):
+        if left == 0:
+            break
+        mask = int(masks[h])
+        while POPCOUNT[mask] > left:
+            mask &= ~(1 << (mask.bit_length() - 1))  # drop the highest index
+        out[h] = mask
+        left -= int(POPCOUNT[mask])
+    return out
+
+
+def _pts(
+    instance: GpuSelectInstance, prune_k: int, ctx: SolveContext | None
+) -> tuple[float, np.ndarray, bool]:
+    """:func:`pts` and whether it finished (``False``: stopped by the time limit)."""
     k = instance.k
+    bound = instance.bound
     current = instance.available_masks.copy()
+
+    def expired() -> bool:
+        return ctx is not None and ctx.expired()
+
     if k <= prune_k:
         hosts = fitting_hosts(instance)
         if hosts:
-            scores = [argmax_row(instance, single_host_rows(instance, h, k))[0] for h in hosts]
-            keep = hosts[int(np.argmax(scores))]
+            keep, keep_value = hosts[0], -math.inf
+            for i, h in enumerate(hosts):
+                if i and expired():
+                    break
+                score = best_subset_of_host(instance, h, k)[0]
+                if i == 0 or better(score, keep_value):
+                    keep, keep_value = h, score
             current = np.where(np.arange(instance.n_hosts) == keep, current, 0)
-    size = int(sum(bin(int(m)).count("1") for m in current))
-    value = float(instance.bound.batch(current[None, :])[0]) if size == k else -math.inf
-    while size > k:
-        hosts_of, bits = [], []
-        for h, mask in enumerate(current.tolist()):
-            while mask:
-                low = mask & -mask
-                hosts_of.append(h)
-                bits.append(low)
-                mask ^= low
-        rows = np.repeat(current[None, :], size, axis=0)
-        rows[np.arange(size), hosts_of] ^= np.array(bits, dtype=np.int64)
-        value, current = argmax_row(instance, rows)
-        size -= 1
-    return value, current
+    size = int(POPCOUNT[current].sum())
+    value = float(bound.batch(current[None, :])[0]) if size == k else -math.inf
+    chunk = bound.chunk_rows(1)
+    finished = True
+    while size > k and finished:
+        if expired():
+            finished = False
+            break
+        used = np.flatnonzero(current)
+        rows, bits = np.nonzero((current[used, None] >> BITS) & 1)  # hosts, then indices
+        hosts_of = used[rows]
+        removed = current[hosts_of] ^ (np.int64(1) << bits)
+        best_i, best_value = -1, -math.inf
+        for start in range(0, len(hosts_of), chunk):
+            stop = min(start + chunk, len(hosts_of))
+            values = bound.batch_replace(current, hosts_of[start:stop], removed[start:stop])
+            j = int(np.argmax(values))
+            if best_i < 0 or better(float(values[j]), best_value):
+                best_i, best_value = start + j, float(values[j])
+            if stop < len(hosts_of) and expired():
+                finished = False
+                break
+        else:
+            current[hosts_of[best_i]] = removed[best_i]
+            value = best_value
+            size -= 1
+    if size > k:
+        current = complete_on_fewest_hosts(current, k)
+        value = float(bound.batch(current[None, :])[0])
+    return value, current, finished
 
 
-def _attempt(instance: GpuSelectInstance, masks: np.ndarray, message: str) -> Attempt:
-    return Attempt(
-        from_masks(instance, masks.tolist()), TerminationReason.COMPLETED, message=message
-    )
+def pts(
+    instance: GpuSelectInstance, prune_k: int = 8, ctx: SolveContext | None = None
+) -> tuple[float, np.ndarray]:
+    """Pruned Tree Search (BandPilot Alg. 2): ``(B, masks)`` of its choice.
+
+    Start from all idle GPUs or, when ``k <= prune_k`` and some host fits ``k``, from the
+    idle GPUs of the host with the best ``k``-subset ("node insertion"); then drop, one at a
+    time, the GPU whose removal keeps ``B`` highest (ties: the first by host, then index)
+    until ``k`` remain: ``sum_{i=k+1}^{|A|} i`` evaluations, ``O(|A|^2 - k^2)``, each step's
+    as replacements of one host's mask (linear time and memory per step for the structured
+    models). With ``ctx``, a search stopped by its time limit completes its current set on
+    the fewest hosts (:func:`complete_on_fewest_hosts`).
+    """
+    value, masks, _ = _pts(instance, prune_k, ctx)
+    return value, masks
+
+
+def _check_options(max_combinations: object = 1, prune_k: object = 0) -> None:
+    if isinstance(max_combinations, bool) or not isinstance(max_combinations, int):
+        max_combinations = 0
+    if max_combinations < 1:
+        raise InvalidOptionError(
+            f"max_combinations: must be a positive integer, got {max_combinations!r}"
+        )
+    if isinstance(prune_k, bool) or not isinstance(prune_k, int) or prune_k < 0:
+        raise InvalidOptionError(f"prune_k: must be a non-negative integer, got {prune_k!r}")
+
+
+def _attempt(
+    instance: GpuSelectInstance, masks: np.ndarray, message: str, finished: bool = True
+) -> Attempt:
+    if finished:
+        termination = TerminationReason.COMPLETED
+    else:
+        termination = TerminationReason.TIME_LIMIT
+        message = f"time limit: best so far; {message}"
+    return Attempt(from_masks(instance, masks.tolist()), termination, message=message)
 
 
 @register_solver
@@ -162,12 +303,10 @@ class EhaSolver(Solver):
         *,
         max_combinations: int = MAX_HOST_COMBINATIONS,
     ) -> Attempt:
-        if not isinstance(max_combinations, int) or max_combinations < 1:
-            raise InvalidOptionError(
-                f"max_combinations: must be a positive integer, got {max_combinations!r}"
-            )
-        value, masks = eha(instance, max_combinations)
-        return _attempt(instance, masks, f"EHA: B = {value:g} GB/s")
+        _check_options(max_combinations=max_combinations)
+        search = _eha(instance, max_combinations, ctx)
+        value, masks = search.result()
+        return _attempt(instance, masks, f"EHA: B = {value:g} GB/s", not search.stopped)
 
 
 @register_solver
@@ -183,17 +322,17 @@ class PtsSolver(Solver):
     def _solve(
         self, instance: GpuSelectInstance, ctx: SolveContext, *, prune_k: int = 8
     ) -> Attempt:
-        if not isinstance(prune_k, int) or prune_k < 0:
-            raise InvalidOptionError(f"prune_k: must be a non-negative integer, got {prune_k!r}")
-        value, masks = pts(instance, prune_k)
-        return _attempt(instance, masks, f"PTS: B = {value:g} GB/s")
+        _check_options(prune_k=prune_k)
+        value, masks, finished = _pts(instance, prune_k, ctx)
+        return _attempt(instance, masks, f"PTS: B = {value:g} GB/s", finished)
 
 
 @register_solver
 class HybridSolver(Solver):
     """BandPilot's hybrid search (§4.3.1): run EHA and PTS, keep the higher ``B``.
 
-    Options as for ``gpuselect/eha`` and ``gpuselect/pts``; ties go to EHA.
+    Options as for ``gpuselect/eha`` and ``gpuselect/pts``; ties go to EHA. Both share the
+    time limit: PTS gets what EHA left.
     """
 
     name = "gpuselect/hybrid"
@@ -207,8 +346,13 @@ class HybridSolver(Solver):
         max_combinations: int = MAX_HOST_COMBINATIONS,
         prune_k: int = 8,
     ) -> Attempt:
-        e_value, e_masks = eha(instance, max_combinations)
-        p_value, p_masks = pts(instance, prune_k)
+        _check_options(max_combinations, prune_k)
+        search = _eha(instance, max_combinations, ctx)
+        e_value, e_masks = search.result()
+        p_value, p_masks, p_finished = _pts(instance, prune_k, ctx)
+        finished = p_finished and not search.stopped
         if p_value > e_value:
-            return _attempt(instance, p_masks, f"PTS won: {p_value:g} vs EHA {e_value:g} GB/s")
-        return _attempt(instance, e_masks, f"EHA won: {e_value:g} vs PTS {p_value:g} GB/s")
+            message = f"PTS won: {p_value:g} vs EHA {e_value:g} GB/s"
+            return _attempt(instance, p_masks, message, finished)
+        message = f"EHA won: {e_value:g} vs PTS {p_value:g} GB/s"
+        return _attempt(instance, e_masks, message, finished)

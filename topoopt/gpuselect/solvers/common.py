@@ -1,26 +1,125 @@
-"""Helpers shared by the gpuselect solvers: candidate batches and per-host best subsets."""
+"""Helpers shared by the gpuselect solvers: streamed candidate search, per-host best subsets.
+
+Memory: candidates are never stacked into one array over all of them, nor given one mask per
+host of the instance. A candidate subset is *sparse* — the few hosts it touches and their
+masks — and a :class:`Search` evaluates a stream of them in chunks of
+:meth:`~topoopt.gpuselect.models.BoundModel.chunk_rows` rows
+(:meth:`~topoopt.gpuselect.models.BoundModel.batch_sparse`), keeping the best so far. A
+solver's memory is therefore the instance's size plus one chunk, however many candidates it
+tries.
+
+Time: a :class:`Search` given the solve's :class:`~topoopt.core.solver.SolveContext` stops
+after the first chunk evaluated once the time limit has passed; the solver then returns the
+best candidate so far with termination ``TIME_LIMIT``.
+
+Ties go to the first candidate in stream order and a ``nan`` value wins as for
+:func:`numpy.argmax`, so a streamed search returns exactly what one ``argmax`` over all the
+candidates did.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Iterator
+
 import numpy as np
 
+from topoopt.core.solver import SolveContext
 from topoopt.gpuselect.instance import GpuSelectInstance
-from topoopt.gpuselect.masks import submasks
+from topoopt.gpuselect.masks import submask_array
+
+Block = tuple[np.ndarray, np.ndarray]
+"""Sparse candidates: ``(hosts, masks)``, both of shape ``(n, w)`` (see
+:meth:`~topoopt.gpuselect.models.BoundModel.batch_sparse`)."""
 
 
-def single_host_rows(instance: GpuSelectInstance, host: int, size: int) -> np.ndarray:
-    """Every ``size``-subset of host ``host``'s idle GPUs as rows of per-host masks."""
-    subs = np.fromiter(submasks(instance.hosts[host].available_mask, size), dtype=np.int64)
-    rows = np.zeros((len(subs), instance.n_hosts), dtype=np.int64)
-    rows[:, host] = subs
-    return rows
+def single_host_block(instance: GpuSelectInstance, host: int, size: int) -> Block:
+    """Every ``size``-subset of host ``host``'s idle GPUs as sparse candidates of width 1."""
+    masks = submask_array(instance.hosts[host].available_mask, size)
+    return np.full((len(masks), 1), host, dtype=np.int64), masks[:, None]
 
 
-def argmax_row(instance: GpuSelectInstance, rows: np.ndarray) -> tuple[float, np.ndarray]:
-    """The best row of ``rows`` by the model's batch evaluation (first on ties)."""
-    values = instance.bound.batch(rows)
-    j = int(np.argmax(values))
-    return float(values[j]), rows[j]
+def better(value: float, best: float) -> bool:
+    """Whether ``value`` replaces ``best`` in a search that keeps the first maximum (``nan``
+    ranks above every number, as for :func:`numpy.argmax`)."""
+    if math.isnan(value):
+        return not math.isnan(best)
+    return value > best
+
+
+def _rechunk(blocks: Iterable[Block], rows: int) -> Iterator[Block]:
+    """The candidates of ``blocks`` regrouped into blocks of ``rows`` rows (the last fewer)."""
+    hosts: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    held = 0
+    for block_hosts, block_masks in blocks:
+        start = 0
+        while start < len(block_hosts):
+            take = min(rows - held, len(block_hosts) - start)
+            hosts.append(block_hosts[start : start + take])
+            masks.append(block_masks[start : start + take])
+            held += take
+            start += take
+            if held == rows:
+                yield np.concatenate(hosts), np.concatenate(masks)
+                hosts, masks, held = [], [], 0
+    if held:
+        yield np.concatenate(hosts), np.concatenate(masks)
+
+
+class Search:
+    """The best of a stream of sparse candidates (first on ties), within the time limit.
+
+    Attributes
+    ----------
+    value
+        ``B`` of the best candidate (``-inf`` before any).
+    masks
+        The best candidate as one mask per host, or ``None`` before any.
+    stopped
+        Whether the time limit stopped a call of :meth:`scan` before its stream ended.
+    """
+
+    def __init__(self, instance: GpuSelectInstance, ctx: SolveContext | None = None) -> None:
+        self.instance = instance
+        self.bound = instance.bound
+        self.ctx = ctx
+        self.value = -math.inf
+        self.masks: np.ndarray | None = None
+        self.stopped = False
+
+    def expired(self) -> bool:
+        """Whether the time limit has passed (never without a context)."""
+        return self.ctx is not None and self.ctx.expired()
+
+    def offer(self, values: np.ndarray, hosts: np.ndarray, masks: np.ndarray) -> None:
+        """Keep the best of the evaluated candidates ``values`` if it beats the incumbent."""
+        if not len(values):
+            return
+        j = int(np.argmax(values))
+        if self.masks is None or better(float(values[j]), self.value):
+            dense = np.zeros(self.instance.n_hosts, dtype=np.int64)
+            dense[hosts[j]] = masks[j]
+            self.value, self.masks = float(values[j]), dense
+
+    def scan(self, blocks: Iterable[Block], width: int) -> bool:
+        """Evaluate the candidates of ``blocks`` (rows of ``width`` hosts) in chunks.
+
+        Returns ``False`` when the time limit stopped the scan before a chunk (never before
+        the first one, so that a scan always leaves a candidate), ``True`` when every
+        candidate was seen.
+        """
+        for hosts, masks in _rechunk(blocks, self.bound.chunk_rows(width)):
+            if self.masks is not None and self.expired():
+                self.stopped = True
+                return False
+            self.offer(self.bound.batch_sparse(hosts, masks), hosts, masks)
+        return True
+
+    def result(self) -> tuple[float, np.ndarray]:
+        """``(value, masks)`` of the best candidate."""
+        assert self.masks is not None, "no candidate was evaluated"
+        return self.value, self.masks
 
 
 def fitting_hosts(instance: GpuSelectInstance) -> list[int]:
@@ -28,13 +127,24 @@ def fitting_hosts(instance: GpuSelectInstance) -> list[int]:
     return [h for h, host in enumerate(instance.hosts) if host.n_available >= instance.k]
 
 
-def best_single_host(instance: GpuSelectInstance) -> tuple[float, np.ndarray] | None:
-    """Best ``k``-subset inside one host (Alg. 1 lines 4–7), one batch over all fitting hosts."""
+def best_single_host(instance: GpuSelectInstance, ctx: SolveContext | None = None) -> Search | None:
+    """Best ``k``-subset inside one host (Alg. 1 lines 4–7), streamed over the fitting hosts;
+    ``None`` when no host fits. The search's ``stopped`` says whether the time limit cut it."""
     hosts = fitting_hosts(instance)
     if not hosts:
         return None
-    rows = np.concatenate([single_host_rows(instance, h, instance.k) for h in hosts])
-    return argmax_row(instance, rows)
+    search = Search(instance, ctx)
+    search.scan((single_host_block(instance, h, instance.k) for h in hosts), width=1)
+    return search
+
+
+def best_subset_of_host(instance: GpuSelectInstance, host: int, size: int) -> tuple[float, int]:
+    """The ``size``-subset of host ``host``'s idle GPUs with the highest single-host ``B``
+    (first on ties) and its value."""
+    hosts, masks = single_host_block(instance, host, size)
+    values = instance.bound.batch_sparse(hosts, masks)
+    j = int(np.argmax(values))
+    return float(values[j]), int(masks[j, 0])
 
 
 class BestByCount:
@@ -48,6 +158,7 @@ class BestByCount:
         self._cache: dict[tuple[int, int], int] = {}
 
     def mask(self, host: int, count: int) -> int:
+        """The best ``count``-subset of host ``host`` (computed once)."""
         key = (host, count)
         if key not in self._cache:
             if count == 0:
@@ -56,14 +167,17 @@ class BestByCount:
                 avail = self.instance.hosts[host].available_mask
                 self._cache[key] = avail & -avail
             else:
-                _, row = argmax_row(self.instance, single_host_rows(self.instance, host, count))
-                self._cache[key] = int(row[host])
+                self._cache[key] = best_subset_of_host(self.instance, host, count)[1]
         return self._cache[key]
 
-    def rows(self, distributions: list[dict[int, int]]) -> np.ndarray:
-        """Candidate rows: for each ``{host: count}``, the best subset of each count."""
-        out = np.zeros((len(distributions), self.instance.n_hosts), dtype=np.int64)
-        for r, dist in enumerate(distributions):
-            for h, c in dist.items():
-                out[r, h] = self.mask(h, c)
-        return out
+
+__all__ = [
+    "BestByCount",
+    "Block",
+    "Search",
+    "best_single_host",
+    "best_subset_of_host",
+    "better",
+    "fitting_hosts",
+    "single_host_block",
+]

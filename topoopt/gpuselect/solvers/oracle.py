@@ -31,11 +31,13 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.gpuselect.instance import GpuSelectInstance
-from topoopt.gpuselect.models import CapBound, ProfileBound, StructuredBound
+from topoopt.gpuselect.models import BATCH_CELLS, CapBound, ProfileBound, StructuredBound
 from topoopt.gpuselect.solution import Selection, from_masks
-from topoopt.gpuselect.structure import Decomposition, check_profiles_complete, required_keys
+from topoopt.gpuselect.structure import Decomposition, check_profiles_complete, iter_required_keys
 
 BATCH = 20_000
+"""Subsets per batch of the brute force (fewer on pools of many hosts: at most
+:data:`~topoopt.gpuselect.models.BATCH_CELLS` masks per batch)."""
 
 
 def brute_force(
@@ -50,10 +52,15 @@ def brute_force(
     host_of = np.array([h for h, _ in gpus], dtype=np.int64)
     bit_of = np.array([b for _, b in gpus], dtype=np.int64)
     best_value, best_row = -math.inf, np.zeros(instance.n_hosts, dtype=np.int64)
+    rows_per_batch = max(1, min(BATCH, BATCH_CELLS // instance.n_hosts))
+    first = True
     while True:
-        chunk = np.array(list(itertools.islice(combos, BATCH)), dtype=np.int64)
+        chunk = np.array(list(itertools.islice(combos, rows_per_batch)), dtype=np.int64)
         if chunk.size == 0:
             return best_value, best_row.tolist(), True
+        if not first and ctx is not None and ctx.expired():
+            return best_value, best_row.tolist(), False
+        first = False
         rows = np.zeros((len(chunk), instance.n_hosts), dtype=np.int64)
         for col in range(instance.k):
             np.bitwise_or.at(
@@ -63,28 +70,75 @@ def brute_force(
         j = int(np.argmax(values))
         if values[j] > best_value:
             best_value, best_row = float(values[j]), rows[j]
-        if ctx is not None and ctx.expired():
-            return best_value, best_row.tolist(), False
 
 
-def _reachable(allowed: Sequence[Sequence[int]], k: int) -> list[tuple[int, int]]:
-    """Forward DP: after each host, bitsets of sums reachable with exactly one / >= 2 hosts."""
+def _step(state: tuple[int, int], counts: Sequence[int], full: int) -> tuple[int, int]:
+    """One host of the reachability DP: bitsets of sums reachable with exactly one / >= 2
+    hosts, after a host that may contribute any of ``counts``."""
+    one, many = state
+    new_one, new_many = one, many
+    for c in counts:
+        new_one |= (1 << c) & full
+        new_many |= ((one << c) | (many << c)) & full
+    return new_one, new_many
+
+
+def _final(allowed: Sequence[Sequence[int]], k: int) -> tuple[int, int]:
+    """The DP's state after the last host (no state kept on the way)."""
     full = (1 << (k + 1)) - 1
-    one, many = 0, 0
-    states = [(one, many)]
+    state = (0, 0)
     for counts in allowed:
-        new_one, new_many = one, many
-        for c in counts:
-            new_one |= (1 << c) & full
-            new_many |= ((one << c) | (many << c)) & full
-        one, many = new_one, new_many
-        states.append((one, many))
-    return states
+        state = _step(state, counts, full)
+    return state
 
 
-def _backtrack(
-    allowed: Sequence[Sequence[int]], states: list[tuple[int, int]], k: int
-) -> list[int]:
+class _States:
+    """The DP's state before each host, ``states[h]`` for ``h`` in ``0..len(allowed)``.
+
+    Only every ``stride``-th state is stored (``stride`` about the square root of the hosts);
+    the others are recomputed one segment at a time, so a backward walk over all states costs
+    one more forward pass and ``O(sqrt(hosts))`` bitsets of ``k`` bits, not one per host.
+    """
+
+    def __init__(self, allowed: Sequence[Sequence[int]], k: int) -> None:
+        self.allowed = allowed
+        self.full = (1 << (k + 1)) - 1
+        self.stride = max(1, math.isqrt(len(allowed)))
+        self.checkpoints = [(0, 0)]
+        state = (0, 0)
+        for h, counts in enumerate(allowed, start=1):
+            state = _step(state, counts, self.full)
+            if h % self.stride == 0:
+                self.checkpoints.append(state)
+        self.last = state
+        self._segment = -1
+        self._cached: list[tuple[int, int]] = []
+
+    def __len__(self) -> int:
+        return len(self.allowed) + 1
+
+    def __getitem__(self, h: int) -> tuple[int, int]:
+        if h == len(self.allowed):
+            return self.last
+        segment = h // self.stride
+        if segment != self._segment:
+            state = self.checkpoints[segment]
+            start = segment * self.stride
+            self._cached = [state]
+            for counts in self.allowed[start : start + self.stride - 1]:
+                state = _step(state, counts, self.full)
+                self._cached.append(state)
+            self._segment = segment
+        return self._cached[h - segment * self.stride]
+
+
+def _reachable(allowed: Sequence[Sequence[int]], k: int) -> _States:
+    """Forward DP: before each host and after the last, bitsets of sums reachable with
+    exactly one / >= 2 hosts (:class:`_States`, stored in ``O(sqrt(hosts))`` bitsets)."""
+    return _States(allowed, k)
+
+
+def _backtrack(allowed: Sequence[Sequence[int]], states: _States, k: int) -> list[int]:
     """A count vector realising sum ``k`` with >= 2 hosts from the DP ``states``."""
     counts = [0] * len(allowed)
     total, need_many = k, True  # need_many: the prefix must use >= 2 hosts (else exactly 1)
@@ -128,7 +182,7 @@ def _fast_cap(dec: Decomposition, bound: CapBound) -> tuple[float, list[int]] | 
         ]
 
     def feasible(t: float) -> bool:
-        return bool(_reachable(allowed_at(t), k)[-1][1] >> k & 1)
+        return bool(_final(allowed_at(t), k)[1] >> k & 1)
 
     if not thresholds or not feasible(thresholds[0]):
         return None
@@ -170,7 +224,7 @@ def _fast_profiles(dec: Decomposition, bound: ProfileBound) -> tuple[float, list
     check_profiles_complete(dec)
     n = len(dec.avail)
     best: tuple[float, list[int]] | None = None
-    for key in required_keys(dec):
+    for key in iter_required_keys(dec):
         if not bound.interchangeable:
             counts = list(key)
             value = dec.spanning_value(counts)
