@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,12 @@ class Placement:
     @classmethod
     def from_rows(cls, rows: Iterable[Iterable[int]]) -> Placement:
         """Build from any nested iterable (lists, a NumPy array, ...)."""
-        return cls(tuple(tuple(int(x) for x in row) for row in rows))
+        if isinstance(rows, np.ndarray) and rows.dtype.kind in "iu":
+            return cls(tuple(map(tuple, rows.tolist())))
+        matrix = tuple(map(tuple, rows))
+        if set(map(type, chain.from_iterable(matrix))) <= {int}:
+            return cls(matrix)
+        return cls(tuple(tuple(int(x) for x in row) for row in matrix))
 
     def as_array(self) -> np.ndarray:
         """The matrix as a ``rows x cols`` integer array."""
@@ -99,15 +105,22 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
     if len(matrix) != instance.rows or any(len(row) != instance.cols for row in matrix):
         shape = f"{len(matrix)} rows of lengths {sorted({len(row) for row in matrix})}"
         return [f"matrix must be {instance.rows} x {instance.cols}, got {shape}"]
+    n_pods = instance.n_minipods
     counts: Counter[int] = Counter()
-    for r, row in enumerate(matrix):
-        for c, pod in enumerate(row):
-            if not (isinstance(pod, int) and 0 <= pod < instance.n_minipods):
-                problems.append(
-                    f"cell ({r}, {c}) names minipod {pod!r}, not in 0..{instance.n_minipods - 1}"
-                )
-            else:
-                counts[pod] += 1
+    cells = list(chain.from_iterable(matrix))
+    if set(map(type, cells)) <= {int}:  # the usual case: count in bulk, check the range once
+        counts.update(cells)
+    del cells
+    if not counts or min(counts) < 0 or max(counts) >= n_pods:
+        counts.clear()  # something is off (or the matrix is empty): look at every cell
+        for r, row in enumerate(matrix):
+            for c, pod in enumerate(row):
+                if not (isinstance(pod, int) and 0 <= pod < n_pods):
+                    problems.append(
+                        f"cell ({r}, {c}) names minipod {pod!r}, not in 0..{n_pods - 1}"
+                    )
+                else:
+                    counts[pod] += 1
     for pod, used in sorted(counts.items()):
         free = instance.minipods[pod].free_nodes
         if used > free:
@@ -142,19 +155,34 @@ def rank_order(instance: PlacementInstance, placement: Placement) -> list[str]:
 
     Inside each minipod the cells it hosts take its free nodes in leaf order, by increasing
     rank, so the ranks of a DP group that share a minipod sit on consecutive nodes (the
-    paper's "continuous rank indices" per minipod).
+    paper's "continuous rank indices" per minipod). Only the names of the nodes used are
+    made, so the cost is the job's size, not the number of free nodes.
+
+    Raises
+    ------
+    InvalidSolutionError
+        When a minipod hosts more cells than it has free nodes.
     """
-    free = [iter(pod.node_names()) for pod in instance.minipods]
-    order = [""] * instance.n_nodes
-    cells = sorted(
-        (
-            (node_rank(instance, r, c), pod)
-            for r, row in enumerate(placement.matrix)
-            for c, pod in enumerate(row)
-        )
-    )
-    for rank, pod in cells:
-        order[rank] = next(free[pod])
+    pods, matrix = instance.minipods, placement.matrix
+    ranked = [row[c] for c in range(instance.cols) for row in matrix]  # minipod of each rank
+    order = [""] * len(ranked)
+    # by minipod, then by rank: each minipod's names are made one after the other
+    by_pod = np.argsort(np.asarray(ranked, dtype=np.int64), kind="stable").tolist()
+    current, used, prefix, cap = -1, 0, "", 0
+    listed: list[str] | None = None
+    for k in by_pod:
+        j = ranked[k]
+        if j != current:
+            pod = pods[j]
+            current, used, cap = j, 0, pod.free_nodes
+            prefix = f"{pod.name}/n"  # the names of Minipod.node_names() without leaves
+            listed = pod.node_names() if pod.leaves else None
+        if used >= cap:
+            raise InvalidSolutionError(
+                f"minipod {pods[j].name!r} hosts more than its {cap} free nodes"
+            )
+        order[k] = prefix + str(used) if listed is None else listed[used]
+        used += 1
     return order
 
 

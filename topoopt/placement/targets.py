@@ -17,17 +17,47 @@ so the optimum is the lowest-scoring feasible pair. This module decides pairs:
 
 Pairs these cannot decide go to the feasibility MIP
 (:func:`topoopt.placement.formulations.exact.build_feasibility`).
+
+Cost on large instances: :func:`iter_target_pairs` yields the pairs lazily (a heap over
+``A``, ``O(min(rows, M))`` memory); :class:`Constructions` sorts the minipods once per group
+size and decides the closed forms from prefix sums; block designs place each block by
+bisection in a sorted list of free capacities and skip at once a design whose largest block
+fits no minipod; :class:`CountingBound` gives up (admits every pair) when its table would
+exceed :data:`MAX_COUNTING_CELLS`. The long loops take an ``expired`` callable and stop when
+it says so.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement, spread
+from topoopt.placement.solution import Placement
+
+MAX_COUNTING_CELLS = 4_000_000
+"""Largest table (``(rows * min(cols, M) + 1) * (cols * min(rows, M) + 1)`` cells, 8 bytes
+each, held twice) the counting relaxation builds; beyond it the relaxation admits every pair
+(so it refutes nothing and the decomposition stays exact)."""
+
+_CHECK_EVERY = 1024
+"""Blocks placed (or table updates made) between two looks at the clock."""
+
+Expired = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
+def _d(k: int) -> int:
+    """``D`` of a group touching ``k`` minipods: ``spread(range(k))`` in constant time."""
+    return k if k >= 2 else 0
 
 
 @dataclass(frozen=True)
@@ -39,97 +69,173 @@ class TargetPair:
     max_pp_use: int
 
 
-def target_pairs(instance: PlacementInstance) -> list[TargetPair]:
+def iter_target_pairs(instance: PlacementInstance) -> Iterator[TargetPair]:
     """Every ``(A, B)`` with ``1 <= A <= min(rows, M)``, ``1 <= B <= min(cols, M)``, by score.
 
-    Ties are broken by ``A + B`` so that smaller (easier to refute) pairs come first.
+    Ties are broken by ``A + B`` so that smaller (easier to refute) pairs come first, then by
+    ``A``. The pairs are generated lazily: for a fixed ``A`` the order grows with ``B``, so a
+    heap over ``A`` merges the sequences.
     """
     n_pods = instance.n_minipods
-    pairs = [
-        TargetPair(
-            score=instance.alpha * spread(range(a)) + instance.beta * spread(range(b)),
-            max_dp_use=a,
-            max_pp_use=b,
-        )
-        for a in range(1, min(instance.rows, n_pods) + 1)
-        for b in range(1, min(instance.cols, n_pods) + 1)
-    ]
-    return sorted(pairs, key=lambda p: (round(p.score, 12), p.max_dp_use + p.max_pp_use))
+    alpha, beta = instance.alpha, instance.beta
+    max_b = min(instance.cols, n_pods)
+
+    def entry(a: int, b: int) -> tuple[float, int, int, int, float]:
+        score = alpha * _d(a) + beta * _d(b)
+        return (round(score, 12), a + b, a, b, score)
+
+    heap = [entry(a, 1) for a in range(1, min(instance.rows, n_pods) + 1)]
+    heapq.heapify(heap)
+    while heap:
+        _, _, a, b, score = heap[0]
+        yield TargetPair(score=score, max_dp_use=a, max_pp_use=b)
+        if b < max_b:
+            heapq.heapreplace(heap, entry(a, b + 1))
+        else:
+            heapq.heappop(heap)
 
 
-def _whole_groups(
-    instance: PlacementInstance, group_size: int, n_groups: int, max_pods: int
-) -> list[int] | None:
-    """Pods for ``n_groups`` groups of ``group_size`` cells, each group whole in one pod,
-    using at most ``max_pods`` pods; ``None`` if impossible. Largest pods first."""
-    fits = sorted(
-        range(instance.n_minipods), key=lambda j: (-(instance.capacities[j] // group_size), j)
-    )[:max_pods]
-    owner: list[int] = []
-    for j in fits:
-        owner += [j] * min(instance.capacities[j] // group_size, n_groups - len(owner))
-    return owner if len(owner) == n_groups else None
-
-
-def monochrome_columns(instance: PlacementInstance, max_pp_use: int) -> Placement | None:
-    """A placement with every column in one minipod and rows touching ``<= max_pp_use``
-    minipods, or ``None`` when none exists (exact)."""
-    owner = _whole_groups(instance, instance.rows, instance.cols, max_pp_use)
-    if owner is None:
-        return None
-    return Placement.from_rows([owner] * instance.rows)
-
-
-def monochrome_rows(instance: PlacementInstance, max_dp_use: int) -> Placement | None:
-    """A placement with every row in one minipod and columns touching ``<= max_dp_use``
-    minipods, or ``None`` when none exists (exact)."""
-    owner = _whole_groups(instance, instance.cols, instance.rows, max_dp_use)
-    if owner is None:
-        return None
-    return Placement.from_rows([[j] * instance.cols for j in owner])
-
-
-class CountingBound:
-    """The counting relaxation of every target pair at once (one dynamic program).
-
-    ``best[sa, sb]`` is the largest ``sum_j min(f_j, a_j * b_j)`` over choices with
-    ``sum_j a_j = sa`` and ``sum_j b_j = sb`` (``0 <= a_j <= rows``, ``0 <= b_j <= cols``).
-    A pair ``(A, B)`` survives when some ``sa <= rows * B``, ``sb <= cols * A`` reaches
-    ``rows * cols``.
-    """
-
-    def __init__(self, instance: PlacementInstance) -> None:
-        self.instance = instance
-
-    @cached_property
-    def best(self) -> np.ndarray:
-        inst = self.instance
-        rows, cols = inst.rows, inst.cols
-        max_a = rows * min(cols, inst.n_minipods)
-        max_b = cols * min(rows, inst.n_minipods)
-        table = np.full((max_a + 1, max_b + 1), -np.inf)
-        table[0, 0] = 0.0
-        for free in inst.capacities:
-            new = table.copy()
-            for b in range(1, cols + 1):
-                for a in range(1, min(rows, -(-free // b)) + 1):
-                    gain = min(free, a * b)
-                    target = new[a:, b:]
-                    np.maximum(target, table[: max_a + 1 - a, : max_b + 1 - b] + gain, out=target)
-            table = new
-        return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
-
-    def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
-        """Whether the relaxation admits the pair (``False`` proves it infeasible)."""
-        inst = self.instance
-        sa = min(inst.rows * max_pp_use, self.best.shape[0] - 1)
-        sb = min(inst.cols * max_dp_use, self.best.shape[1] - 1)
-        return bool(self.best[sa, sb] >= inst.n_nodes)
+def target_pairs(instance: PlacementInstance) -> list[TargetPair]:
+    """Every target pair in the order of :func:`iter_target_pairs`, as a list."""
+    return list(iter_target_pairs(instance))
 
 
 def _split(total: int, parts: int) -> list[int]:
     base, extra = divmod(total, parts)
     return [base + 1] * extra + [base] * (parts - extra)
+
+
+class Constructions:
+    """The closed forms and block designs of one instance, with what they share cached.
+
+    Parameters
+    ----------
+    instance
+        The placement instance.
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 3), Minipod("b", 3)), dp=3, tp=8, pp=2,
+    ...                          alpha=0.5)
+    >>> build = Constructions(inst)
+    >>> build.monochrome_columns(1) is None, build.monochrome_columns(2).matrix
+    (True, ((0, 1), (0, 1), (0, 1)))
+    """
+
+    def __init__(self, instance: PlacementInstance) -> None:
+        self.instance = instance
+        self.caps = instance.capacities
+        self._orders: dict[int, tuple[list[int], list[int]]] = {}
+        self.tried: set[tuple[int, int]] = set()  # block designs known to fail
+        self.interrupted = False
+
+    def _groups_order(self, group_size: int) -> tuple[list[int], list[int]]:
+        """Minipods by decreasing ``free // group_size`` (ties by index) and the prefix sums
+        of those quotients."""
+        if group_size not in self._orders:
+            caps = self.caps
+            order = sorted(range(len(caps)), key=lambda j: (-(caps[j] // group_size), j))
+            sums = [0]
+            for j in order:
+                sums.append(sums[-1] + caps[j] // group_size)
+            self._orders[group_size] = (order, sums)
+        return self._orders[group_size]
+
+    def whole_groups(self, group_size: int, n_groups: int, max_pods: int) -> list[int] | None:
+        """Pods for ``n_groups`` groups of ``group_size`` cells, each group whole in one pod,
+        using at most ``max_pods`` pods; ``None`` if impossible. Largest pods first."""
+        order, sums = self._groups_order(group_size)
+        if sums[min(max_pods, len(order))] < n_groups:
+            return None
+        owner: list[int] = []
+        for j in order[:max_pods]:
+            owner += [j] * min(self.caps[j] // group_size, n_groups - len(owner))
+        return owner
+
+    def monochrome_columns(self, max_pp_use: int) -> Placement | None:
+        """See :func:`monochrome_columns`."""
+        inst = self.instance
+        owner = self.whole_groups(inst.rows, inst.cols, max_pp_use)
+        return None if owner is None else Placement.from_rows([owner] * inst.rows)
+
+    def monochrome_rows(self, max_dp_use: int) -> Placement | None:
+        """See :func:`monochrome_rows`."""
+        inst = self.instance
+        owner = self.whole_groups(inst.cols, inst.rows, max_dp_use)
+        return None if owner is None else Placement.from_rows([[j] * inst.cols for j in owner])
+
+    @cached_property
+    def _by_free(self) -> list[tuple[int, int]]:
+        return sorted((f, j) for j, f in enumerate(self.caps))
+
+    def block_design(
+        self, max_dp_use: int, max_pp_use: int, expired: Expired = _never
+    ) -> Placement | None:
+        """See :func:`block_design`; sets :attr:`interrupted` when ``expired()`` stops it.
+
+        Designs ``(p, q)`` that failed before are not tried again (the outcome of a design
+        depends only on ``p`` and ``q``), so a walk over target pairs tries each at most once.
+        """
+        inst = self.instance
+        rows, cols = inst.rows, inst.cols
+        largest = self._by_free[-1][0]
+        for p in range(1, min(max_dp_use, rows) + 1):
+            for q in range(1, min(max_pp_use, cols) + 1):
+                if (p, q) in self.tried:
+                    continue
+                if -(-rows // p) * -(-cols // q) > largest:  # the largest block fits nowhere
+                    self.tried.add((p, q))
+                    continue
+                if expired():
+                    self.interrupted = True
+                    return None
+                found = self._design(p, q, expired)
+                if found is not None:
+                    return found
+                if self.interrupted:
+                    return None
+                self.tried.add((p, q))
+        return None
+
+    def _design(self, p: int, q: int, expired: Expired) -> Placement | None:
+        """Rows in ``p`` groups, columns in ``q``, blocks best-fit decreasing; or ``None``."""
+        inst = self.instance
+        rows, cols = inst.rows, inst.cols
+        row_sizes, col_sizes = _split(rows, p), _split(cols, q)
+        blocks = sorted(
+            ((rs * cs, i, k) for i, rs in enumerate(row_sizes) for k, cs in enumerate(col_sizes)),
+            reverse=True,
+        )
+        free = list(self._by_free)  # (free nodes, minipod), sorted
+        owner: dict[tuple[int, int], int] = {}
+        for n, (size, i, k) in enumerate(blocks):
+            if n % _CHECK_EVERY == _CHECK_EVERY - 1 and expired():
+                self.interrupted = True
+                return None
+            at = bisect.bisect_left(free, (size, -1))  # the fewest free nodes that hold it
+            if at == len(free):
+                return None
+            left, j = free.pop(at)
+            bisect.insort(free, (left - size, j))
+            owner[i, k] = j
+        row_group = [g for g, size in enumerate(row_sizes) for _ in range(size)]
+        col_group = [g for g, size in enumerate(col_sizes) for _ in range(size)]
+        return Placement.from_rows(
+            [[owner[row_group[r], col_group[c]] for c in range(cols)] for r in range(rows)]
+        )
+
+
+def monochrome_columns(instance: PlacementInstance, max_pp_use: int) -> Placement | None:
+    """A placement with every column in one minipod and rows touching ``<= max_pp_use``
+    minipods, or ``None`` when none exists (exact)."""
+    return Constructions(instance).monochrome_columns(max_pp_use)
+
+
+def monochrome_rows(instance: PlacementInstance, max_dp_use: int) -> Placement | None:
+    """A placement with every row in one minipod and columns touching ``<= max_dp_use``
+    minipods, or ``None`` when none exists (exact)."""
+    return Constructions(instance).monochrome_rows(max_dp_use)
 
 
 def block_design(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:
@@ -139,31 +245,67 @@ def block_design(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) 
     sizes, blocks are packed best-fit decreasing into minipods. Returns the first placement
     found, or ``None`` (which proves nothing).
     """
-    rows, cols = instance.rows, instance.cols
-    for p in range(1, min(max_dp_use, rows) + 1):
-        for q in range(1, min(max_pp_use, cols) + 1):
-            row_sizes, col_sizes = _split(rows, p), _split(cols, q)
-            blocks = sorted(
-                (
-                    (rs * cs, i, k)
-                    for i, rs in enumerate(row_sizes)
-                    for k, cs in enumerate(col_sizes)
-                ),
-                reverse=True,
-            )
-            free = list(instance.capacities)
-            owner: dict[tuple[int, int], int] = {}
-            for size, i, k in blocks:
-                fitting = [j for j in range(len(free)) if free[j] >= size]
-                if not fitting:
-                    break
-                j = min(fitting, key=lambda j: (free[j], j))
-                free[j] -= size
-                owner[i, k] = j
-            else:
-                row_group = np.repeat(np.arange(p), row_sizes)
-                col_group = np.repeat(np.arange(q), col_sizes)
-                return Placement.from_rows(
-                    [[owner[row_group[r], col_group[c]] for c in range(cols)] for r in range(rows)]
-                )
-    return None
+    return Constructions(instance).block_design(max_dp_use, max_pp_use)
+
+
+class CountingBound:
+    """The counting relaxation of every target pair at once (one dynamic program).
+
+    ``best[sa, sb]`` is the largest ``sum_j min(f_j, a_j * b_j)`` over choices with
+    ``sum_j a_j = sa`` and ``sum_j b_j = sb`` (``0 <= a_j <= rows``, ``0 <= b_j <= cols``).
+    A pair ``(A, B)`` survives when some ``sa <= rows * B``, ``sb <= cols * A`` reaches
+    ``rows * cols``.
+
+    The table is built on the first :meth:`allows`. When it would have more than
+    :data:`MAX_COUNTING_CELLS` cells, or ``expired()`` stops the build (then
+    :attr:`interrupted` is set), :attr:`best` is ``None`` and every pair is allowed.
+    """
+
+    def __init__(self, instance: PlacementInstance, expired: Expired = _never) -> None:
+        self.instance = instance
+        self.expired = expired
+        self.interrupted = False
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Shape of the table."""
+        inst = self.instance
+        return (
+            inst.rows * min(inst.cols, inst.n_minipods) + 1,
+            inst.cols * min(inst.rows, inst.n_minipods) + 1,
+        )
+
+    @cached_property
+    def best(self) -> np.ndarray | None:
+        inst = self.instance
+        rows, cols = inst.rows, inst.cols
+        size_a, size_b = self.shape
+        if size_a * size_b > MAX_COUNTING_CELLS:
+            return None
+        max_a, max_b = size_a - 1, size_b - 1
+        table = np.full((size_a, size_b), -np.inf)
+        table[0, 0] = 0.0
+        updates = 0
+        for free in inst.capacities:
+            new = table.copy()
+            for b in range(1, cols + 1):
+                for a in range(1, min(rows, -(-free // b)) + 1):
+                    updates += 1
+                    if updates % _CHECK_EVERY == 0 and self.expired():
+                        self.interrupted = True
+                        return None
+                    gain = min(free, a * b)
+                    target = new[a:, b:]
+                    np.maximum(target, table[: max_a + 1 - a, : max_b + 1 - b] + gain, out=target)
+            table = new
+        return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
+
+    def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
+        """Whether the relaxation admits the pair (``False`` proves it infeasible)."""
+        best = self.best
+        if best is None:
+            return True
+        inst = self.instance
+        sa = min(inst.rows * max_pp_use, best.shape[0] - 1)
+        sb = min(inst.cols * max_dp_use, best.shape[1] - 1)
+        return bool(best[sa, sb] >= inst.n_nodes)

@@ -241,11 +241,13 @@ def results_files(draw: st.DrawFn) -> bytes:
     instance files: values replaced, cut short, a byte flipped, a line doubled."""
     count = draw(st.integers(0, 4))
     records: list[Any] = [_record(f"i{n}", n) for n in range(count)]
-    if records and draw(st.booleans()):
+    mutate: bool = draw(st.booleans())
+    if records and mutate:
         records[draw(st.integers(0, count - 1))] = draw(_mutated(_record("m", 9)))
     ending = draw(st.sampled_from((b"\n", b"\r\n")))
     lines = [_to_bytes(r) for r in records]
-    if lines and draw(st.booleans()):
+    duplicate: bool = draw(st.booleans())
+    if lines and duplicate:
         lines.append(lines[draw(st.integers(0, len(lines) - 1))])  # a duplicate
     data = b"".join(line + ending for line in lines)
     return draw(_byte_mutated(data))

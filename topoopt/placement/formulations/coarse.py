@@ -38,11 +38,18 @@ order (most used first) and gives them consecutive positions (stages for PP unit
 ranks for DP units), the paper's "continuous rank indices per minipod", so units with the
 same split line up and the other kind of group touches few minipods.
 
+The model has ``N * M`` pairs ``(i, j)`` (each with ``s``, ``n`` and a selection constraint),
+about 5–8 KB and 0.15 ms each to build and hand to HiGHS; :func:`model_size` counts them and
+``placement/coarse-mip`` builds no model with more than :data:`MAX_PAIRS`. The closed-form
+start is computed sparsely (``O(N * size + M log M)``), so it is available on any instance.
+
 The module follows the formulation protocol of :mod:`topoopt.core.formulation`
 (:func:`build`, :func:`extract`, :func:`warm_start`; data as ``Param`` s, module-level rules).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pyomo.environ as pyo
 
@@ -51,6 +58,25 @@ from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 
 UNITS = ("pp", "dp")
+
+MAX_PAIRS = 100_000
+"""Largest model ``placement/coarse-mip`` builds, in unit-minipod pairs (:func:`model_size`);
+about 0.7 GB and 15 s to build and translate at the limit. Raise it by assigning
+``topoopt.placement.formulations.coarse.MAX_PAIRS``."""
+
+
+def model_size(instance: PlacementInstance, unit: str) -> int:
+    """Unit-minipod pairs ``(i, j)`` of the model of ``unit`` (its size, see :data:`MAX_PAIRS`).
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 8), Minipod("b", 8)), dp=4, tp=8, pp=2,
+    ...                          alpha=0.5)
+    >>> model_size(inst, "pp"), model_size(inst, "dp")
+    (8, 4)
+    """
+    return _shape(instance, unit)[0] * instance.n_minipods
 
 
 def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
@@ -170,35 +196,67 @@ def lower_bound(instance: PlacementInstance, unit: str) -> float:
     return min(candidates)
 
 
+Counts = list[dict[int, int]]
+"""Sparse unit counts: ``counts[i][j]`` nodes of unit ``i`` in minipod ``j`` (zeros left out)."""
+
+
 def _coarse_objective(counts: list[list[int]], w_y: float, w_t: float) -> float:
-    used = {j for unit in counts for j, n in enumerate(unit) if n}
-    return w_y * len(used) + w_t * max(sum(1 for n in unit if n) for unit in counts)
+    """Eq. 4 of dense counts ``counts[i][j]``."""
+    return _sparse_objective([{j: n for j, n in enumerate(unit) if n} for unit in counts], w_y, w_t)
+
+
+def _sparse_objective(counts: Counts, w_y: float, w_t: float) -> float:
+    """Eq. 4 of sparse counts."""
+    used = {j for unit in counts for j, n in unit.items() if n}
+    return w_y * len(used) + w_t * max(sum(1 for n in unit.values() if n) for unit in counts)
+
+
+def _start_counts(instance: PlacementInstance, unit: str) -> Counts:
+    """:func:`start_counts`, sparse."""
+    n_units, size, w_y, w_t = _shape(instance, unit)
+    caps = instance.capacities
+    order = sorted(range(len(caps)), key=lambda j: (-caps[j], j))
+    # units laid end to end through the free nodes of the minipods, largest first
+    end_to_end: Counts = [{} for _ in range(n_units)]
+    pods = iter(order)
+    j, left = -1, 0
+    for i in range(n_units):
+        need = size
+        while need:
+            while left == 0:
+                j = next(pods)
+                left = caps[j]
+            take = min(need, left)
+            end_to_end[i][j] = end_to_end[i].get(j, 0) + take
+            need -= take
+            left -= take
+    candidates = [end_to_end]
+    if sum(caps[j] // size for j in order) >= n_units:  # whole units in the largest minipods
+        whole: Counts = []
+        for j in order:
+            whole += [{j: size} for _ in range(min(caps[j] // size, n_units - len(whole)))]
+            if len(whole) == n_units:
+                break
+        candidates.append(whole)
+    return min(candidates, key=lambda counts: _sparse_objective(counts, w_y, w_t))
 
 
 def start_counts(instance: PlacementInstance, unit: str) -> list[list[int]]:
     """A feasible ``n[i][j]`` in closed form: the better (in the coarse objective) of whole
     units in the largest minipods (when they fit) and units laid end to end through them."""
-    n_units, size, w_y, w_t = _shape(instance, unit)
-    order = sorted(range(instance.n_minipods), key=lambda j: (-instance.capacities[j], j))
-    slots = [j for j in order for _ in range(instance.capacities[j])]
-    end_to_end = [[0] * instance.n_minipods for _ in range(n_units)]
-    for i in range(n_units):
-        for j in slots[i * size : (i + 1) * size]:
-            end_to_end[i][j] += 1
-    candidates = [end_to_end]
-    homes = [j for j in order for _ in range(instance.capacities[j] // size)]
-    if len(homes) >= n_units:
-        whole = [[0] * instance.n_minipods for _ in range(n_units)]
-        for i, j in enumerate(homes[:n_units]):
-            whole[i][j] = size
-        candidates.append(whole)
-    return min(candidates, key=lambda counts: _coarse_objective(counts, w_y, w_t))
+    dense = []
+    for unit_counts in _start_counts(instance, unit):
+        row = [0] * instance.n_minipods
+        for j, n in unit_counts.items():
+            row[j] = n
+        dense.append(row)
+    return dense
 
 
 def start_solution(instance: PlacementInstance, unit: str = "pp") -> Placement:
     """The closed-form start :func:`start_counts` as a placement (after rank assignment);
     :func:`warm_start` turns it back into exactly those counts."""
-    return _placement(contiguous_ranks(start_counts(instance, unit)), unit)
+    return _placement(_contiguous_ranks(_start_counts(instance, unit)), unit)
 
 
 def warm_start(model: pyo.ConcreteModel, solution: Placement | PlacementInstance) -> None:
@@ -211,13 +269,17 @@ def warm_start(model: pyo.ConcreteModel, solution: Placement | PlacementInstance
     if isinstance(solution, PlacementInstance):
         solution = start_solution(solution, unit)
     units = solution.matrix if unit == "pp" else solution.columns()
-    counts = [[list(group).count(j) for j in model.J] for group in units]
-    for (i, j), var in model.n.items():
-        var.set_value(counts[i][j])
-        model.s[i, j].set_value(1 if counts[i][j] else 0)
+    counts = [Counter(group) for group in units]
+    used: set[int] = set()
+    for i, group in enumerate(counts):
+        for j in model.J:
+            n = group.get(j, 0)
+            model.n[i, j].set_value(n, skip_validation=True)
+            model.s[i, j].set_value(1 if n else 0, skip_validation=True)
+        used.update(group)
     for j, var in model.y.items():
-        var.set_value(1 if any(counts[i][j] for i in model.I) else 0)
-    model.T.set_value(max(sum(1 for n in group if n) for group in counts))
+        var.set_value(1 if j in used else 0, skip_validation=True)
+    model.T.set_value(max(len(group) for group in counts))
 
 
 def unit_counts(model: pyo.ConcreteModel) -> list[list[int]]:
@@ -236,10 +298,18 @@ def contiguous_ranks(counts: list[list[int]]) -> list[list[int]]:
     >>> contiguous_ranks([[1, 2], [0, 3]])
     [[1, 1, 0], [1, 1, 1]]
     """
-    n_pods = len(counts[0])
-    totals = [sum(unit[j] for unit in counts) for j in range(n_pods)]
-    order = sorted(range(n_pods), key=lambda j: (-totals[j], j))
-    return [[j for j in order for _ in range(unit[j])] for unit in counts]
+    return _contiguous_ranks([{j: n for j, n in enumerate(unit) if n} for unit in counts])
+
+
+def _contiguous_ranks(counts: Counts) -> list[list[int]]:
+    """:func:`contiguous_ranks` of sparse counts (only minipods used matter for the order)."""
+    totals: Counter[int] = Counter()
+    for unit in counts:
+        totals.update(unit)
+    rank = {j: k for k, j in enumerate(sorted(totals, key=lambda j: (-totals[j], j)))}
+    return [
+        [j for j in sorted(unit, key=rank.__getitem__) for _ in range(unit[j])] for unit in counts
+    ]
 
 
 def _placement(units: list[list[int]], unit: str) -> Placement:

@@ -4,35 +4,105 @@ Both are :class:`~topoopt.core.formulation.MipSolver` s over a formulation of
 :mod:`topoopt.placement.formulations` (imported when they solve, so this module does not import
 Pyomo); what is theirs is the choice of scheduling unit (coarse) and the decomposition over
 target spreads (exact).
+
+Both stay within the time limit and a memory bound on large instances: a model over its
+formulation's size limit (``coarse.MAX_PAIRS``, ``exact.MAX_ASSIGNMENTS``) is not built (the
+result says ``iteration_limit``), nor is one whose build would not end in the time left, and
+after a build that used up the time the model is not solved (``time_limit``); the solvers
+then return their constructive placement (the closed-form start of the coarse model, the
+constructive incumbent of the exact one). The walk of the decomposition stops at the time
+limit and so do its counting relaxation and block designs.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
-from topoopt.core.formulation import MipSolver
+from topoopt.core.formulation import MipRun, MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, evaluate
+from topoopt.placement.solvers._budget import cannot_build, deadline
 from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
 from topoopt.placement.targets import (
+    Constructions,
     CountingBound,
+    Expired,
     TargetPair,
-    block_design,
-    monochrome_columns,
-    monochrome_rows,
-    target_pairs,
+    iter_target_pairs,
 )
 
 UNITS = ("pp", "dp")
 """Scheduling units of the coarse model (``topoopt.placement.formulations.coarse.UNITS``)."""
 
+COARSE_S_PER_PAIR = 1.5e-4
+"""Measured seconds to build a coarse model and hand it to HiGHS, per unit-minipod pair."""
+
+EXACT_S_PER_ASSIGNMENT = 2e-4
+"""Measured seconds to build an exact model and hand it to HiGHS, per assignment variable."""
+
+
+class _TimedMipSolver(MipSolver):
+    """:meth:`MipSolver.run` that does not solve a model whose build used up the time."""
+
+    def run(
+        self, instance: Any, ctx: SolveContext, *, rel_gap: float | None = None, **opts: Any
+    ) -> MipRun:
+        """As :meth:`MipSolver.run`; when the time limit has passed once the model is built
+        and warm started, the backend is not called and the run's solution is the start."""
+        from topoopt.core.mip import MipOutcome
+
+        formulation = self.load()
+        t0 = time.perf_counter()
+        model = formulation.build(instance, **opts)
+        start = self.start(instance, **opts)
+        if start is not None:
+            formulation.warm_start(model, start)
+        build_s = time.perf_counter() - t0
+        if not ctx.expired():
+            return self._solve_built(instance, ctx, model, start, build_s, rel_gap)
+        outcome = MipOutcome(
+            termination=TerminationReason.TIME_LIMIT,
+            has_solution=False,
+            objective=None,
+            bound=None,
+            solve_s=0.0,
+            message=f"no time left to solve after the build ({build_s:.1f} s)",
+        )
+        return MipRun(model=model, outcome=outcome, solution=start, build_s=build_s, solve_s=0.0)
+
+    def _solve_built(
+        self,
+        instance: Any,
+        ctx: SolveContext,
+        model: Any,
+        start: Any,
+        build_s: float,
+        rel_gap: float | None,
+    ) -> MipRun:
+        outcome = ctx.solve_model(
+            model,
+            warmstart=start is not None,
+            rel_gap=rel_gap,
+            option_defaults=self.backend_defaults,
+        )
+        t1 = time.perf_counter()
+        solution = self.load().extract(model, instance) if outcome.has_solution else None
+        return MipRun(
+            model=model,
+            outcome=outcome,
+            solution=solution,
+            build_s=build_s,
+            solve_s=outcome.solve_s + (time.perf_counter() - t1),
+        )
+
 
 @register_solver
-class CoarseMipSolver(MipSolver):
+class CoarseMipSolver(_TimedMipSolver):
     """Arnold's coarse MIP (eq. 4–10) with integral node counts, then rank assignment.
 
     Options: ``unit`` = ``"pp"`` (PP groups are the scheduling unit, the paper's choice),
@@ -52,6 +122,8 @@ class CoarseMipSolver(MipSolver):
     def _solve(
         self, instance: PlacementInstance, ctx: SolveContext, *, unit: str = "pp"
     ) -> Attempt:
+        from topoopt.placement.formulations import coarse
+
         if unit not in (*UNITS, "auto"):
             raise InvalidOptionError(f"unit: must be 'pp', 'dp' or 'auto', got {unit!r}")
         units = UNITS if unit == "auto" else (unit,)
@@ -60,22 +132,37 @@ class CoarseMipSolver(MipSolver):
         notes = []
         termination = TerminationReason.COMPLETED
         for u in units:
-            run = self.run(instance, ctx, unit=u)
-            out = run.outcome
-            build_s += run.build_s
-            solve_s += run.solve_s
-            if out.termination is not TerminationReason.OPTIMAL:
-                termination = out.termination
-            if run.solution is not None:
-                score = evaluate(instance, run.solution)
-                notes.append(
-                    f"unit {u}: coarse objective {out.objective:g} ({out.termination}), "
-                    f"exact score {score:g}"
-                )
-                if best is None or score < best[0]:
-                    best = (score, run.solution)
+            skip = cannot_build(
+                ctx,
+                coarse.model_size(instance, u),
+                coarse.MAX_PAIRS,
+                COARSE_S_PER_PAIR,
+                "unit-minipod pairs",
+                "topoopt.placement.formulations.coarse.MAX_PAIRS",
+            )
+            if skip is not None:
+                termination, why = skip
+                solution = self.start(instance, unit=u)
+                note = f"unit {u}: {why}; closed-form start"
             else:
-                notes.append(f"unit {u}: no solution ({out.message})")
+                run = self.run(instance, ctx, unit=u)
+                out = run.outcome
+                build_s += run.build_s
+                solve_s += run.solve_s
+                if out.termination is not TerminationReason.OPTIMAL:
+                    termination = out.termination
+                solution = run.solution
+                if solution is None:
+                    notes.append(f"unit {u}: no solution ({out.message})")
+                    continue
+                if out.has_solution:
+                    note = f"unit {u}: coarse objective {out.objective:g} ({out.termination})"
+                else:  # built, but no time left to solve: the start
+                    note = f"unit {u}: {out.message}; closed-form start"
+            score = evaluate(instance, solution)
+            notes.append(f"{note}, exact score {score:g}")
+            if best is None or score < best[0]:
+                best = (score, solution)
         return Attempt(
             solution=None if best is None else best[1],
             termination=termination,
@@ -86,7 +173,7 @@ class CoarseMipSolver(MipSolver):
 
 
 @register_solver
-class ExactMipSolver(MipSolver):
+class ExactMipSolver(_TimedMipSolver):
     """Exact optimum of the score (eq. 2–3) by MIP.
 
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
@@ -114,31 +201,74 @@ class ExactMipSolver(MipSolver):
         if method == "decompose":
             return self._decompose(instance, ctx)
         if method == "monolithic":
+            skip = self._cannot_build(instance, ctx)
+            if skip is not None:
+                return Attempt(
+                    solution=_constructive_incumbent(instance, deadline(ctx, instance)),
+                    termination=skip[0],
+                    message=f"{skip[1]}; constructive placement",
+                )
             return self.attempt(ctx, self.run(instance, ctx))
         raise InvalidOptionError(f"method: must be 'decompose' or 'monolithic', got {method!r}")
 
+    @staticmethod
+    def _cannot_build(
+        instance: PlacementInstance, ctx: SolveContext
+    ) -> tuple[TerminationReason, str] | None:
+        from topoopt.placement.formulations import exact
+
+        return cannot_build(
+            ctx,
+            exact.model_size(instance),
+            exact.MAX_ASSIGNMENTS,
+            EXACT_S_PER_ASSIGNMENT,
+            "assignment variables",
+            "topoopt.placement.formulations.exact.MAX_ASSIGNMENTS",
+        )
+
     def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
-        counting = CountingBound(instance)
+        out_of_time = deadline(ctx, instance)
+        build = Constructions(instance)
+        counting = CountingBound(instance, out_of_time)
         decided = {"closed form": 0, "counting bound": 0, "block design": 0, "MIP": 0}
         build_s = solve_s = 0.0
-        for pair in target_pairs(instance):
-            if ctx.expired():
-                return self._give_up(instance, pair, decided, build_s, solve_s)
+
+        def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
+            return Attempt(
+                solution=_constructive_incumbent(instance, out_of_time, build),
+                termination=how or TerminationReason.TIME_LIMIT,
+                bound=pair.score,
+                build_s=build_s,
+                solve_s=solve_s,
+                message=f"{why} while deciding A={pair.max_dp_use}, B={pair.max_pp_use}; "
+                + _tally(decided),
+            )
+
+        for pair in iter_target_pairs(instance):
+            if out_of_time():
+                return give_up(pair)
             if pair.max_dp_use == 1 or pair.max_pp_use == 1:
                 decided["closed form"] += 1
                 found = (
-                    monochrome_columns(instance, pair.max_pp_use)
+                    build.monochrome_columns(pair.max_pp_use)
                     if pair.max_dp_use == 1
-                    else monochrome_rows(instance, pair.max_dp_use)
+                    else build.monochrome_rows(pair.max_dp_use)
                 )
             elif not counting.allows(pair.max_dp_use, pair.max_pp_use):
                 decided["counting bound"] += 1
                 continue
+            elif counting.interrupted:
+                return give_up(pair)
             else:
-                found = block_design(instance, pair.max_dp_use, pair.max_pp_use)
+                found = build.block_design(pair.max_dp_use, pair.max_pp_use, out_of_time)
+                if build.interrupted:
+                    return give_up(pair)
                 if found is not None:
                     decided["block design"] += 1
                 else:
+                    skip = self._cannot_build(instance, ctx)
+                    if skip is not None:
+                        return give_up(pair, skip[1], skip[0])
                     decided["MIP"] += 1
                     run = self.run(
                         instance,
@@ -154,7 +284,7 @@ class ExactMipSolver(MipSolver):
                         found is None
                         and run.outcome.termination is not TerminationReason.INFEASIBLE
                     ):
-                        return self._give_up(instance, pair, decided, build_s, solve_s)
+                        return give_up(pair)
             if found is not None:
                 return Attempt(
                     solution=found,
@@ -168,42 +298,61 @@ class ExactMipSolver(MipSolver):
                 )
         raise AssertionError("the pair (min(rows, M), min(cols, M)) is always feasible")
 
-    @staticmethod
-    def _give_up(
-        instance: PlacementInstance,
-        pair: TargetPair,
-        decided: dict[str, int],
-        build_s: float,
-        solve_s: float,
-    ) -> Attempt:
-        return Attempt(
-            solution=_constructive_incumbent(instance),
-            termination=TerminationReason.TIME_LIMIT,
-            bound=pair.score,
-            build_s=build_s,
-            solve_s=solve_s,
-            message=f"time limit while deciding A={pair.max_dp_use}, B={pair.max_pp_use}; "
-            + _tally(decided),
-        )
-
 
 def _tally(decided: dict[str, int]) -> str:
     return "pairs decided by " + ", ".join(f"{k}: {v}" for k, v in decided.items())
 
 
-def _constructive_incumbent(instance: PlacementInstance) -> Placement:
+def _constructive_incumbent(
+    instance: PlacementInstance,
+    out_of_time: Expired | None = None,
+    build: Constructions | None = None,
+) -> Placement:
     """Best of the closed-form and block constructions for the lowest-scoring pair any of them
-    realises, and of GPU packing (which always succeeds)."""
+    realises, and of GPU packing (which always succeeds).
+
+    With ``out_of_time``, the walk over pairs stops when it says so and the best placement so
+    far is returned, after adding the closed forms with the fewest minipods per row
+    (``A = 1``) and per column (``B = 1``), which cost ``O(M log M + rows * cols)``.
+    """
+    build = build or Constructions(instance)
     candidates = [fill_in_rank_order(instance, packing_pods(instance))]
-    for pair in target_pairs(instance):
-        for make in (
-            lambda p: monochrome_columns(instance, p.max_pp_use) if p.max_dp_use == 1 else None,
-            lambda p: monochrome_rows(instance, p.max_dp_use) if p.max_pp_use == 1 else None,
-            lambda p: block_design(instance, p.max_dp_use, p.max_pp_use),
+    realised = False
+    for pair in iter_target_pairs(instance):
+        if out_of_time is not None and out_of_time():
+            break
+        a, b = pair.max_dp_use, pair.max_pp_use
+        for found in (
+            build.monochrome_columns(b) if a == 1 else None,
+            build.monochrome_rows(a) if b == 1 else None,
+            build.block_design(a, b, out_of_time or _never),
         ):
-            found = make(pair)
             if found is not None:
                 candidates.append(found)
-        if len(candidates) > 1:
+                realised = True
+        if realised or build.interrupted:
             break
+    if not realised and out_of_time is not None:
+        candidates += _fewest_closed_forms(instance, build)
     return min(candidates, key=lambda p: evaluate(instance, p))
+
+
+def _fewest_closed_forms(instance: PlacementInstance, build: Constructions) -> list[Placement]:
+    """The closed forms with the fewest minipods: every column whole (``A = 1``, least ``B``)
+    and every row whole (``B = 1``, least ``A``), those that exist."""
+    out = []
+    for group_size, n_groups, make in (
+        (instance.rows, instance.cols, build.monochrome_columns),
+        (instance.cols, instance.rows, build.monochrome_rows),
+    ):
+        _, sums = build._groups_order(group_size)
+        fewest = next((k for k, total in enumerate(sums) if total >= n_groups), None)
+        if fewest is not None and fewest >= 1:
+            found = make(fewest)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def _never() -> bool:
+    return False

@@ -15,6 +15,11 @@ All three are lex-leader constraints of one variable order (row-major), so toget
 keep the lexicographically smallest member of every symmetry class ("double-lex" plus value
 symmetry). Finally a branch is cut when its partial spreads already score no better than the
 incumbent (spreads only grow as cells are added, and ``D`` is non-decreasing).
+
+The search is iterative, so its depth (one level per cell) is not limited by Python's
+recursion limit, and it uses ``O(rows * cols + M)`` memory. It starts from a greedy
+placement and looks at the clock every few thousand steps: on a time limit it returns the best
+placement seen, unproven.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, check, evaluate
+from topoopt.placement.solvers._budget import deadline
 
 _CHECK_EVERY = 4096
+_CLOCK_MASK = 4095
+"""Candidates tried in one cell between two looks at the clock (minus one)."""
 
 
 def enumerate_naive(instance: PlacementInstance) -> tuple[float, Placement]:
@@ -64,36 +72,36 @@ def _greedy(instance: PlacementInstance) -> Placement:
     """Fill cells in row-major order into the first minipod with room (an upper bound)."""
     free = list(instance.capacities)
     cells = []
+    j = 0
     for _ in range(instance.n_nodes):
-        j = next(j for j, f in enumerate(free) if f > 0)
+        while free[j] == 0:
+            j += 1
         free[j] -= 1
         cells.append(j)
-    return Placement.from_rows(np.reshape(cells, (instance.rows, instance.cols)))
+    cols = instance.cols
+    return Placement.from_rows(cells[k : k + cols] for k in range(0, len(cells), cols))
 
 
 class _Search:
-    """Depth-first branch and bound over canonical placements (see the module docstring)."""
+    """Depth-first branch and bound over canonical placements (see the module docstring).
+
+    The search is iterative: depth ``d = r * cols + c`` is cell ``(r, c)``, and the per-depth
+    arrays hold what a recursive call would keep on the interpreter's stack (the next minipod
+    to try, the row tightness, the spreads so far), so its depth is bounded by memory, not by
+    the recursion limit. Counts of minipods per row and per column are dictionaries, so memory
+    is ``O(rows * cols + M)``.
+    """
 
     def __init__(self, instance: PlacementInstance, ctx: SolveContext) -> None:
         self.inst = instance
-        self.ctx = ctx
-        rows, cols, n_pods = instance.rows, instance.cols, instance.n_minipods
-        self.rows, self.cols, self.n_pods = rows, cols, n_pods
-        self.alpha, self.beta = instance.alpha, instance.beta
+        self.expired = deadline(ctx, instance)
         self.free = list(instance.capacities)
         # previous minipod with the same free nodes (value symmetry), or -1
-        self.prev_in_class = [-1] * n_pods
+        self.prev_in_class = [-1] * instance.n_minipods
         last: dict[int, int] = {}
         for j, f in enumerate(instance.capacities):
             self.prev_in_class[j] = last.get(f, -1)
             last[f] = j
-        self.grid = [[-1] * cols for _ in range(rows)]
-        self.count = [0] * n_pods
-        self.row_cnt = [[0] * n_pods for _ in range(rows)]
-        self.col_cnt = [[0] * n_pods for _ in range(cols)]
-        self.row_use = [0] * rows
-        self.col_use = [0] * cols
-        self.col_tight = [True] * cols  # col_tight[c]: columns c-1 and c equal so far
         start = _greedy(instance)
         self.best_score = evaluate(instance, start)
         self.best = start
@@ -101,65 +109,122 @@ class _Search:
         self.timed_out = False
 
     def run(self) -> None:
-        self._place(0, 0, True, 0, 0)
-
-    def _place(self, r: int, c: int, row_tight: bool, max_col: int, max_row: int) -> None:
-        if self.timed_out:
-            return
-        self.nodes += 1
-        if self.nodes % _CHECK_EVERY == 0 and self.ctx.expired():
-            self.timed_out = True
-            return
-        if r == self.rows:
-            score = self.alpha * _d(max_col) + self.beta * _d(max_row)
-            if score < self.best_score - 1e-12:
-                self.best_score = score
-                self.best = Placement.from_rows(self.grid)
-            return
-        grid, count = self.grid, self.count
-        row_cnt, col_cnt = self.row_cnt[r], self.col_cnt[c]
-        above = grid[r - 1][c] if r > 0 else -1
-        left = grid[r][c - 1] if c > 0 else -1
-        col_tight = self.col_tight[c] if c > 0 else False
-        low = above if (r > 0 and row_tight) else 0
-        high = self.n_pods - 1
-        for j in range(low, high + 1):
-            if count[j] >= self.free[j]:
+        """Explore the canonical placements until done or out of time."""
+        rows, cols, n_pods = self.inst.rows, self.inst.cols, self.inst.n_minipods
+        alpha, beta = self.inst.alpha, self.inst.beta
+        free, prev_in_class, expired = self.free, self.prev_in_class, self.expired
+        n = rows * cols
+        grid = [[-1] * cols for _ in range(rows)]
+        count = [0] * n_pods
+        row_cnt: list[dict[int, int]] = [{} for _ in range(rows)]
+        col_cnt: list[dict[int, int]] = [{} for _ in range(cols)]
+        row_use = [0] * rows
+        col_use = [0] * cols
+        col_tight = [True] * cols  # col_tight[c]: columns c-1 and c equal so far
+        # per depth: inputs of the cell (row tightness, spreads so far), the next minipod to
+        # try and col_tight[c] on entry (restored when the cell is cleared)
+        tight_in = [False] * (n + 1)
+        max_col_in = [0] * (n + 1)
+        max_row_in = [0] * (n + 1)
+        next_j = [0] * n
+        col_tight_in = [False] * n
+        best_score = self.best_score
+        work, next_check = 0, _CHECK_EVERY  # candidates tried (clock every _CHECK_EVERY)
+        d = r = c = 0
+        tight_in[0] = True
+        entering = True
+        while True:
+            chosen = -1
+            if entering:
+                entering = False
+                self.nodes += 1
+                if work >= next_check:
+                    next_check = work + _CHECK_EVERY
+                    if expired():
+                        self.timed_out = True
+                        break
+                if d == n:  # every cell placed: a leaf, then back to the last cell
+                    score = alpha * _d(max_col_in[n]) + beta * _d(max_row_in[n])
+                    if score < best_score - 1e-12:
+                        best_score = self.best_score = score
+                        self.best = Placement.from_rows(grid)
+                else:
+                    next_j[d] = grid[r - 1][c] if (r > 0 and tight_in[d]) else 0
+                    col_tight_in[d] = col_tight[c] if c > 0 else False
+            if d < n:
+                max_col, max_row = max_col_in[d], max_row_in[d]
+                left = grid[r][c - 1] if c > 0 else -1
+                ctight = col_tight_in[d]
+                rcnt, ccnt = row_cnt[r], col_cnt[c]
+                ruse, cuse = row_use[r], col_use[c]
+                cutoff = best_score - 1e-12
+                j = next_j[d]
+                while j < n_pods:
+                    if not j & _CLOCK_MASK and j and expired():  # long candidate lists
+                        self.timed_out = True
+                        return
+                    cj = count[j]
+                    if (
+                        cj >= free[j]
+                        or (cj == 0 and prev_in_class[j] >= 0 and count[prev_in_class[j]] == 0)
+                        or (ctight and j < left)
+                    ):
+                        j += 1
+                        continue
+                    new_row_use = ruse if j in rcnt else ruse + 1
+                    new_col_use = cuse if j in ccnt else cuse + 1
+                    new_max_row = max_row if max_row >= new_row_use else new_row_use
+                    new_max_col = max_col if max_col >= new_col_use else new_col_use
+                    if (
+                        alpha * (new_max_col if new_max_col >= 2 else 0)
+                        + beta * (new_max_row if new_max_row >= 2 else 0)
+                        >= cutoff
+                    ):
+                        j += 1
+                        continue
+                    chosen = j
+                    break
+                work += j - next_j[d] + 1
+            if chosen < 0:  # a leaf, or every minipod tried: clear the previous cell
+                d -= 1
+                if d < 0:
+                    break
+                if c > 0:
+                    c -= 1
+                else:
+                    r, c = r - 1, cols - 1
+                j = grid[r][c]
+                grid[r][c] = -1
+                count[j] -= 1
+                for counts, uses, k in ((row_cnt[r], row_use, r), (col_cnt[c], col_use, c)):
+                    if counts[j] == 1:
+                        del counts[j]
+                        uses[k] -= 1
+                    else:
+                        counts[j] -= 1
+                if c > 0:
+                    col_tight[c] = col_tight_in[d]
                 continue
-            if count[j] == 0 and self.prev_in_class[j] >= 0 and count[self.prev_in_class[j]] == 0:
-                continue
-            if col_tight and j < left:
-                continue
-            new_row_use = self.row_use[r] + (row_cnt[j] == 0)
-            new_col_use = self.col_use[c] + (col_cnt[j] == 0)
-            new_max_row = max(max_row, new_row_use)
-            new_max_col = max(max_col, new_col_use)
-            if (
-                self.alpha * _d(new_max_col) + self.beta * _d(new_max_row)
-                >= self.best_score - 1e-12
-            ):
-                continue
-            old_row_use, old_col_use = self.row_use[r], self.col_use[c]
+            j = chosen
+            next_j[d] = j + 1
             grid[r][c] = j
             count[j] += 1
-            row_cnt[j] += 1
-            col_cnt[j] += 1
-            self.row_use[r] = new_row_use
-            self.col_use[c] = new_col_use
+            rcnt[j] = rcnt.get(j, 0) + 1
+            ccnt[j] = ccnt.get(j, 0) + 1
+            row_use[r] = new_row_use
+            col_use[c] = new_col_use
             if c > 0:
-                self.col_tight[c] = col_tight and j == left
-            if c + 1 < self.cols:
-                next_tight = r > 0 and row_tight and j == above
-                self._place(r, c + 1, next_tight, new_max_col, new_max_row)
+                col_tight[c] = ctight and j == left
+            max_col_in[d + 1] = new_max_col
+            max_row_in[d + 1] = new_max_row
+            d += 1
+            if c + 1 < cols:
+                tight_in[d] = r > 0 and tight_in[d - 1] and j == grid[r - 1][c]
+                c += 1
             else:
-                self._place(r + 1, 0, True, new_max_col, new_max_row)
-            if c > 0:
-                self.col_tight[c] = col_tight
-            self.row_use[r], self.col_use[c] = old_row_use, old_col_use
-            row_cnt[j] -= 1
-            col_cnt[j] -= 1
-            count[j] -= 1
-            grid[r][c] = -1
+                tight_in[d] = True
+                r, c = r + 1, 0
+            entering = True
 
 
 @register_solver
@@ -168,7 +233,8 @@ class EnumerateSolver(Solver):
 
     Exponential in ``rows * cols``; meant for small instances (it certifies the MIPs and
     heuristics in the test suite). On a time limit it returns the best placement seen,
-    unproven.
+    unproven (termination ``time_limit``); it always has one, starting from a greedy
+    placement.
     """
 
     name = "placement/enumerate"
