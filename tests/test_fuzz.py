@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,8 +19,8 @@ FAMILIES = topoopt.families()
 LONG_RUN = 10_000
 
 
-def _fuzz(family_name: str, examples: int, time_limit: float = 2.0) -> Counter[str]:
-    family = topoopt.get_family(family_name)
+def _count(strategy: st.SearchStrategy[Any], examples: int, check: Any) -> Counter[str]:
+    """Run ``check(drawn, folder)`` on ``examples`` draws of ``strategy``; count outcomes."""
     counts: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as folder:
 
@@ -29,12 +30,22 @@ def _fuzz(family_name: str, examples: int, time_limit: float = 2.0) -> Counter[s
             database=None,
             suppress_health_check=list(HealthCheck),
         )
-        @given(data=instance_files(family), solver=st.integers(0, 50))
-        def run(data: bytes, solver: int) -> None:
-            counts[check_file(family, data, Path(folder), solver, time_limit)] += 1
+        @given(drawn=strategy)
+        def run(drawn: Any) -> None:
+            counts[check(drawn, Path(folder))] += 1
 
         run()
     return counts
+
+
+def _fuzz(family_name: str, examples: int, time_limit: float = 2.0) -> Counter[str]:
+    family = topoopt.get_family(family_name)
+    strategy = st.tuples(instance_files(family), st.integers(0, 50))
+    return _count(
+        strategy,
+        examples,
+        lambda drawn, folder: check_file(family, drawn[0], folder, drawn[1], time_limit),
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -52,21 +63,7 @@ def test_long_fuzz(family: str) -> None:
 
 
 def _fuzz_results(examples: int) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    with tempfile.TemporaryDirectory() as folder:
-
-        @settings(
-            max_examples=examples,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        @given(data=results_files())
-        def run(data: bytes) -> None:
-            counts[check_results_file(data, Path(folder))] += 1
-
-        run()
-    return counts
+    return _count(results_files(), examples, check_results_file)
 
 
 def test_short_fuzz_of_results_files() -> None:

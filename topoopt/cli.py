@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import sys
 import traceback
@@ -43,6 +42,7 @@ import topoopt
 from topoopt.bench.cli import bench, instances, report
 from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_family
+from topoopt.core.safejson import parse_json
 from topoopt.core.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -180,23 +180,13 @@ class TopooptGroup(click.Group):
 def _json_or_text(raw: str) -> Any:
     """``raw`` parsed as a JSON value, or ``raw`` itself when it is not one.
 
-    Non-finite numbers (``NaN``, ``1e999``), integers too long for Python and nesting too
-    deep for its parser are not JSON values here: they are passed on as text, for the
-    receiver to refuse with a named error.
+    A value the JSON rules of :func:`topoopt.core.safejson.parse_json` refuse (``NaN``,
+    ``1e999``, too long an integer, too deep a nesting) is passed on as text, for the receiver
+    to refuse with a named error.
     """
-
-    def finite(text: str) -> float:
-        number = float(text)
-        if not math.isfinite(number):
-            raise ValueError(f"non-finite number {text}")
-        return number
-
-    def refuse(text: str) -> Any:
-        raise ValueError(f"non-finite number {text}")
-
     try:
-        return json.loads(raw, parse_float=finite, parse_constant=refuse)
-    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return parse_json(raw, "option")
+    except TopooptError:
         return raw
 
 

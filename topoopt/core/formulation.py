@@ -154,6 +154,9 @@ class MipSolver(Solver):
     ) -> MipRun:
         """Build the formulation with ``opts``, warm start it, solve it and extract a solution.
 
+        When the time limit has passed once the model is built and warm started, the backend
+        is not called: the run ends with ``TIME_LIMIT`` and its solution is the start (if any).
+
         Parameters
         ----------
         instance
@@ -173,6 +176,18 @@ class MipSolver(Solver):
         if start is not None:
             formulation.warm_start(model, start)
         build_s = time.perf_counter() - t0
+        if ctx.expired():
+            from topoopt.core.mip import MipOutcome
+
+            skipped = MipOutcome(
+                termination=TerminationReason.TIME_LIMIT,
+                has_solution=False,
+                objective=None,
+                bound=None,
+                solve_s=0.0,
+                message=f"no time left to solve after the build ({build_s:.1f} s)",
+            )
+            return MipRun(model, skipped, start, build_s, 0.0)
         outcome = ctx.solve_model(
             model,
             warmstart=start is not None,

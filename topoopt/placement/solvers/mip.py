@@ -16,11 +16,10 @@ limit and so do its counting relaxation and block designs.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
-from topoopt.core.formulation import MipRun, MipSolver
+from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
@@ -46,63 +45,8 @@ EXACT_S_PER_ASSIGNMENT = 2e-4
 """Measured seconds to build an exact model and hand it to HiGHS, per assignment variable."""
 
 
-class _TimedMipSolver(MipSolver):
-    """:meth:`MipSolver.run` that does not solve a model whose build used up the time."""
-
-    def run(
-        self, instance: Any, ctx: SolveContext, *, rel_gap: float | None = None, **opts: Any
-    ) -> MipRun:
-        """As :meth:`MipSolver.run`; when the time limit has passed once the model is built
-        and warm started, the backend is not called and the run's solution is the start."""
-        from topoopt.core.mip import MipOutcome
-
-        formulation = self.load()
-        t0 = time.perf_counter()
-        model = formulation.build(instance, **opts)
-        start = self.start(instance, **opts)
-        if start is not None:
-            formulation.warm_start(model, start)
-        build_s = time.perf_counter() - t0
-        if not ctx.expired():
-            return self._solve_built(instance, ctx, model, start, build_s, rel_gap)
-        outcome = MipOutcome(
-            termination=TerminationReason.TIME_LIMIT,
-            has_solution=False,
-            objective=None,
-            bound=None,
-            solve_s=0.0,
-            message=f"no time left to solve after the build ({build_s:.1f} s)",
-        )
-        return MipRun(model=model, outcome=outcome, solution=start, build_s=build_s, solve_s=0.0)
-
-    def _solve_built(
-        self,
-        instance: Any,
-        ctx: SolveContext,
-        model: Any,
-        start: Any,
-        build_s: float,
-        rel_gap: float | None,
-    ) -> MipRun:
-        outcome = ctx.solve_model(
-            model,
-            warmstart=start is not None,
-            rel_gap=rel_gap,
-            option_defaults=self.backend_defaults,
-        )
-        t1 = time.perf_counter()
-        solution = self.load().extract(model, instance) if outcome.has_solution else None
-        return MipRun(
-            model=model,
-            outcome=outcome,
-            solution=solution,
-            build_s=build_s,
-            solve_s=outcome.solve_s + (time.perf_counter() - t1),
-        )
-
-
 @register_solver
-class CoarseMipSolver(_TimedMipSolver):
+class CoarseMipSolver(MipSolver):
     """Arnold's coarse MIP (eq. 4–10) with integral node counts, then rank assignment.
 
     Options: ``unit`` = ``"pp"`` (PP groups are the scheduling unit, the paper's choice),
@@ -173,7 +117,7 @@ class CoarseMipSolver(_TimedMipSolver):
 
 
 @register_solver
-class ExactMipSolver(_TimedMipSolver):
+class ExactMipSolver(MipSolver):
     """Exact optimum of the score (eq. 2–3) by MIP.
 
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
