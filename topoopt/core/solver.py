@@ -175,6 +175,10 @@ class Solver(ABC):
         Whether the seed changes the answer.
     uses_backend
         Whether the solver drives a MIP backend (then ``backend`` picks it).
+    complete
+        Whether an uninterrupted run finds a solution of every feasible instance. A policy
+        that may legitimately place nothing (e.g. "one cluster or wait") sets ``False`` and
+        returns no solution with ``COMPLETED`` and a message saying why.
     """
 
     name: ClassVar[str]
@@ -183,6 +187,7 @@ class Solver(ABC):
     gives_bound: ClassVar[bool] = False
     stochastic: ClassVar[bool] = False
     uses_backend: ClassVar[bool] = False
+    complete: ClassVar[bool] = True
 
     @abstractmethod
     def _solve(self, instance: Any, ctx: SolveContext) -> Attempt:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
 from typing import Any
 
-from topoopt.core.errors import InvalidInstanceError
+from topoopt.core.errors import InvalidInstanceError, InvalidOptionError
 
 
 def join(path: str, key: str | int) -> str:
@@ -175,3 +175,23 @@ def as_labels(value: Any, path: str = "labels") -> dict[str, str]:
             raise InvalidInstanceError(join(path, key), f"must be a string, got {item!r}")
         out[key] = item
     return out
+
+
+def option_int(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an ``int`` in ``[low, high]``, or an :class:`InvalidOptionError` naming the
+    option ``name`` (for generator and solver options, not instance fields).
+
+    Examples
+    --------
+    >>> option_int("count", -3, 1, 10)
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidOptionError: count: must be an integer in [1, 10], got -3
+    """
+    rule = f"{name}: must be an integer in [{low}, {high}], got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidOptionError(rule)
+    number = int(value)
+    if not low <= number <= high:
+        raise InvalidOptionError(rule)
+    return number

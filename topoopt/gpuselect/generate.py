@@ -35,6 +35,7 @@ import numpy as np
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
+from topoopt.core.validate import option_int
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.loaders import read_intra_csv
@@ -65,17 +66,6 @@ MAX_COUNT = 100_000
 """Most instances one generator call makes (``count``, ``len(ks) * scenarios``)."""
 MAX_POOL_GPUS = 1_048_576
 """Most GPUs of a :func:`large_pool` pool."""
-
-
-def _option_int(name: str, value: Any, low: int, high: int) -> int:
-    """``value`` as an ``int`` in ``[low, high]``, or an error naming the option ``name``."""
-    rule = f"{name}: must be an integer in [{low}, {high}], got {value!r}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidOptionError(rule)
-    number = int(value)
-    if not low <= number <= high:
-        raise InvalidOptionError(rule)
-    return number
 
 
 def _option_ks(ks: Any, high: int, times: int = 1) -> tuple[int, ...]:
@@ -191,12 +181,12 @@ def protocol(
     if not isinstance(cluster, str) or cluster not in CLUSTERS:
         known = ", ".join(CLUSTERS)
         raise InvalidOptionError(f"cluster: must be one of {known}, got {cluster!r}")
-    scenarios = _option_int("scenarios", scenarios, 1, MAX_COUNT)
+    scenarios = option_int("scenarios", scenarios, 1, MAX_COUNT)
     ks = _option_ks(ks, 8 * len(CLUSTERS[cluster].types), times=scenarios)
     if data_dir is not None and (not isinstance(data_dir, str) or not data_dir):
         raise InvalidOptionError(f"data_dir: must be a folder name, got {data_dir!r}")
     if gpus_per_nic is not None:
-        gpus_per_nic = _option_int("gpus_per_nic", gpus_per_nic, 1, 8)
+        gpus_per_nic = option_int("gpus_per_nic", gpus_per_nic, 1, 8)
     spec = CLUSTERS[cluster]
     model = cluster_model(spec, data_dir, gpus_per_nic)
     gpus = 8 * len(spec.types)
@@ -308,7 +298,7 @@ def random_small(seed: int = 0, count: int = 20) -> list[GpuSelectInstance]:
     ``count`` lies in [1, :data:`MAX_COUNT`].
     """
     seed = normalize_seed(seed)
-    count = _option_int("count", count, 1, MAX_COUNT)
+    count = option_int("count", count, 1, MAX_COUNT)
     rng = make_rng(seed)
     return [
         random_instance(
@@ -332,7 +322,7 @@ def large_pool(
     than a request: that instance is then refused (``k: requests ...``).
     """
     seed = normalize_seed(seed)
-    gpus = _option_int("gpus", gpus, 8, MAX_POOL_GPUS)
+    gpus = option_int("gpus", gpus, 8, MAX_POOL_GPUS)
     if gpus % 8:
         raise InvalidOptionError(f"gpus: must be a multiple of 8 (8-GPU hosts), got {gpus}")
     ks = _option_ks(ks, gpus)

@@ -14,15 +14,13 @@ Every generator checks its options first and raises
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
+from topoopt.core.validate import option_int
 from topoopt.placement.instance import Minipod, PlacementInstance
 
 PAPER_ALPHAS = (0.2, 0.5, 0.8)
@@ -33,25 +31,6 @@ MAX_NODES = 1_000_000
 """Most nodes a generator option may ask for (cells, job nodes, cluster nodes)."""
 MAX_MINIPODS = 10_000
 """Most minipods a generator option may ask for."""
-
-
-def _option_int(name: str, value: Any, low: int, high: int) -> int:
-    """``value`` as an ``int`` in ``[low, high]``, or an error naming the option ``name``.
-
-    Examples
-    --------
-    >>> _option_int("count", -3, 1, 10)
-    Traceback (most recent call last):
-    ...
-    topoopt.core.errors.InvalidOptionError: count: must be an integer in [1, 10], got -3
-    """
-    rule = f"{name}: must be an integer in [{low}, {high}], got {value!r}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidOptionError(rule)
-    number = int(value)
-    if not low <= number <= high:
-        raise InvalidOptionError(rule)
-    return number
 
 
 @dataclass(frozen=True)
@@ -143,7 +122,7 @@ def arnold_paper(seed: int = 0, splits: int = 2) -> list[PlacementInstance]:
     ``splits`` lies in [0, 1000].
     """
     seed = normalize_seed(seed)
-    splits = _option_int("splits", splits, 0, 1000)
+    splits = option_int("splits", splits, 0, 1000)
     out = []
     for setting in PAPER_SETTINGS:
         labels = {"setting": setting.label}
@@ -172,9 +151,9 @@ def random_small(
     ``max_minipods`` in [2, :data:`MAX_MINIPODS`].
     """
     seed = normalize_seed(seed)
-    count = _option_int("count", count, 1, MAX_COUNT)
-    max_cells = _option_int("max_cells", max_cells, 1, MAX_NODES)
-    max_minipods = _option_int("max_minipods", max_minipods, 2, MAX_MINIPODS)
+    count = option_int("count", count, 1, MAX_COUNT)
+    max_cells = option_int("max_cells", max_cells, 1, MAX_NODES)
+    max_minipods = option_int("max_minipods", max_minipods, 2, MAX_MINIPODS)
     rng = make_rng(seed)
     out = []
     for i in range(count):
@@ -204,10 +183,10 @@ def random_large(
     (every job fits), ``max_minipods`` in [4, :data:`MAX_MINIPODS`].
     """
     seed = normalize_seed(seed)
-    count = _option_int("count", count, 1, MAX_COUNT)
-    max_nodes = _option_int("max_nodes", max_nodes, 16, MAX_NODES)
-    cluster_nodes = _option_int("cluster_nodes", cluster_nodes, max_nodes, MAX_NODES)
-    max_minipods = _option_int("max_minipods", max_minipods, 4, MAX_MINIPODS)
+    count = option_int("count", count, 1, MAX_COUNT)
+    max_nodes = option_int("max_nodes", max_nodes, 16, MAX_NODES)
+    cluster_nodes = option_int("cluster_nodes", cluster_nodes, max_nodes, MAX_NODES)
+    max_minipods = option_int("max_minipods", max_minipods, 4, MAX_MINIPODS)
     rng = make_rng(seed)
     out = []
     for i in range(count):

@@ -1,0 +1,105 @@
+"""``clusterselect/enumerate``: the enumeration oracle.
+
+Every set ``S`` of clusters whose free GPUs hold the task, by increasing size; the first size
+with such a set is the optimal ``K`` (a smaller ``K`` always wins), and every set of that size
+is scored by its key (bottleneck rank, then latency) from dense widest-path and latency tables.
+Sizes whose ``k`` largest clusters cannot hold the task are skipped (no set of that size can).
+The GPUs are then taken from the chosen clusters in order (any split is optimal: the key
+depends on ``S`` only). Exponential in ``n``; the time limit is checked between batches.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from topoopt.clusterselect.instance import ClusterSelectInstance
+from topoopt.clusterselect.solution import Selection, scalar
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.status import TerminationReason
+
+MAX_SETS = 2_000_000
+"""Most sets of the optimal size the oracle agrees to enumerate."""
+
+
+def fewest_clusters(free: list[int], demand: int) -> int:
+    """The smallest ``k`` whose ``k`` largest clusters hold ``demand`` GPUs.
+
+    Examples
+    --------
+    >>> fewest_clusters([4, 4, 12, 12, 2], 16)
+    2
+    """
+    total = 0
+    for k, g in enumerate(sorted(free, reverse=True), start=1):
+        total += g
+        if total >= demand:
+            return k
+    raise ValueError(f"{demand} GPUs exceed the {total} free")
+
+
+def split(free: list[int], members: tuple[int, ...], demand: int) -> list[int]:
+    """``Δ`` taking the demand from ``members`` in order, each at least one GPU (members are a
+    minimal set, so every one of them is needed)."""
+    take = [0] * len(free)
+    residual = demand - len(members)
+    for i in members:
+        take[i] = 1 + min(free[i] - 1, residual)
+        residual -= take[i] - 1
+    return take
+
+
+@register_solver
+class EnumerateSolver(Solver):
+    """Enumeration oracle: every set of the fewest clusters, scored by bottleneck and latency."""
+
+    name = "clusterselect/enumerate"
+    family = "clusterselect"
+    exact = True
+    gives_bound = True
+
+    @classmethod
+    def unsupported_reason(cls, instance: ClusterSelectInstance) -> str | None:
+        """Why the oracle refuses ``instance`` (more than :data:`MAX_SETS` sets), or ``None``."""
+        k = fewest_clusters(instance.free, instance.demand)
+        sets = math.comb(instance.n_clusters, k)
+        if sets > MAX_SETS:
+            return (
+                f"{sets} sets of {k} clusters exceed the oracle's {MAX_SETS}; use "
+                "clusterselect/mip or clusterselect/spinsearch"
+            )
+        return None
+
+    def _solve(self, instance: ClusterSelectInstance, ctx: SolveContext) -> Attempt:
+        graph, free, demand = instance.graph, instance.free, instance.demand
+        k = fewest_clusters(free, demand)
+        width = [graph.widest_from(name) for name in graph.clusters]
+        delay = [graph.latency_from(name) for name in graph.clusters]
+        levels = len(graph.levels)
+        best: tuple[float, tuple[int, ...]] | None = None
+        for count, members in enumerate(itertools.combinations(range(graph.n), k)):
+            if count % 4096 == 0 and ctx.expired():
+                solution = None if best is None else split(free, best[1], demand)
+                return Attempt(
+                    None if solution is None else Selection.from_counts(instance, solution),
+                    TerminationReason.TIME_LIMIT,
+                    bound=float(k),
+                    message=f"stopped after {count} sets of {k} clusters",
+                )
+            if sum(free[i] for i in members) < demand:
+                continue
+            pairs = list(itertools.combinations(members, 2))
+            bottleneck = min((width[u][v] for u, v in pairs), default=math.inf)
+            latency = sum(delay[u][v] for u, v in pairs)
+            value = scalar(k, graph.rank(bottleneck), latency, levels)
+            if best is None or value < best[0]:
+                best = (value, members)
+        assert best is not None  # the k largest clusters hold the task
+        take = split(free, best[1], demand)
+        return Attempt(
+            Selection.from_counts(instance, take),
+            TerminationReason.OPTIMAL,
+            proven_optimal=True,
+            bound=best[0],
+        )

@@ -1,0 +1,143 @@
+"""``clusterselect/spinsearch``: SpiderFlow's SpinSearch (§4.1.2–4.1.4, eq. 2–8).
+
+The paper's steps, as implemented (§4.1.4 fixes the order; the equations fix the keys):
+
+1. **Bandwidth-first ordering.** Every cluster gets a score ``B_i``: the sum of its link
+   bandwidths (eq. 2), or the widest-path bandwidth from the source cluster when the task has
+   one (eq. 3). Clusters are sorted by ``B_i``, descending (ties: more free GPUs, then instance
+   order).
+2. **One cluster when one suffices.** The source if it holds the task, else the first cluster
+   in that order with ``g_i >= d``.
+3. **Hop-based expansion.** The anchor ``s*`` is the source, else ``argmax B_i`` (eq. 5). The
+   candidates ``C(r)`` are the clusters within ``r`` hops of it (eq. 6); the radius grows until
+   ``C(r)`` holds ``d`` free GPUs. Within ``C(r)`` the anchor's GPUs are pre-allocated, then
+   clusters are visited by the key ``(beta(s* -> i), g_i, B_i)`` (eq. 7, descending): the first
+   one holding the residual demand ``R`` takes it; when none does, the cluster with the most
+   free GPUs is taken whole and ``R`` shrinks (``Δ_i = min(g_i, R)``, eq. 4), as in the Fig. 4(b)
+   walk-through.
+
+Cost (eq. 8): the scores take ``O(m)``, the sorts ``O(n log n)``, the hop layers one BFS
+``O(n + m)``; step 3 pushes and pops each candidate once in a heap, ``O(n log n)``. The
+widest paths from the anchor come from the cluster graph's maximum spanning tree, built once
+per instance in ``O(m log m)`` (:mod:`topoopt.crosscluster.graph`).
+
+SpinSearch is a heuristic: the first radius that holds the task may need more clusters than a
+wider one, and the anchor is always used.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from topoopt.clusterselect.instance import ClusterSelectInstance
+from topoopt.clusterselect.solution import Selection
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.status import TerminationReason
+
+SCORES = ("auto", "incident", "source")
+"""Values of the ``score`` option: eq. 3 when the task has a source else eq. 2 (``auto``), always
+eq. 2 (``incident``), always eq. 3 (``source``, needs a source)."""
+
+
+def scores(instance: ClusterSelectInstance, score: str = "auto") -> list[float]:
+    """``B_i`` for every cluster: eq. 2 (incident bandwidth) or eq. 3 (widest path from the
+    source)."""
+    if score not in SCORES:
+        raise InvalidOptionError(f"score: must be one of {', '.join(SCORES)}, got {score!r}")
+    if score == "source" and instance.source is None:
+        raise InvalidOptionError("score: 'source' needs an instance with a source cluster")
+    if instance.source is not None and score != "incident":
+        return instance.graph.widest_from(instance.source)
+    return instance.graph.incident_bandwidth()
+
+
+def fill(order: list[int], free: list[int], demand: int, first: int | None = None) -> list[int]:
+    """``Δ`` over the candidates ``order`` (eq. 7 order): ``first`` pre-allocated, then the first
+    candidate holding the residual takes it, else the largest candidate is taken whole (eq. 4).
+
+    Assumes the candidates hold ``demand`` GPUs together.
+
+    Examples
+    --------
+    >>> fill([0, 1, 2, 3], [4, 3, 8, 12], 16, first=0)  # a pre-allocated, then 12 fits
+    [4, 0, 0, 12]
+    >>> fill([0, 1, 2], [2, 3, 4], 8)  # none holds 8 or 4: take 4 and 3, then the first fits
+    [1, 3, 4]
+    """
+    take = [0] * len(free)
+    residual = demand
+    if first is not None:
+        take[first] = min(free[first], residual)
+        residual -= take[first]
+    position = {i: p for p, i in enumerate(order)}
+    by_size = sorted((i for i in order if free[i] > 0 and i != first), key=lambda i: -free[i])
+    fitting: list[int] = []  # heap of eq. 7 positions of candidates with g_i >= residual
+    added = largest = 0
+    while residual > 0:
+        while added < len(by_size) and free[by_size[added]] >= residual:
+            heapq.heappush(fitting, position[by_size[added]])
+            added += 1
+        while fitting and take[order[fitting[0]]]:
+            heapq.heappop(fitting)
+        if fitting:
+            take[order[fitting[0]]] = residual
+            return take
+        while take[by_size[largest]]:
+            largest += 1
+        chosen = by_size[largest]
+        take[chosen] = free[chosen]
+        residual -= free[chosen]
+    return take
+
+
+def spinsearch(instance: ClusterSelectInstance, score: str = "auto") -> tuple[list[int], str]:
+    """SpinSearch's ``Δ`` per cluster (instance order) and which step decided it."""
+    graph, free, demand = instance.graph, instance.free, instance.demand
+    b = scores(instance, score)
+    order = sorted(range(graph.n), key=lambda i: (-b[i], -free[i], i))
+    single = [i for i in order if free[i] >= demand]
+    if single:
+        source = graph.index.get(instance.source) if instance.source else None
+        pick = source if source is not None and free[source] >= demand else single[0]
+        take = [0] * graph.n
+        take[pick] = demand
+        return take, f"one cluster ({graph.clusters[pick]}) holds the task"
+    anchor = graph.index[instance.source] if instance.source else order[0]
+    hops = graph.hops_from(graph.clusters[anchor])
+    layers: list[list[int]] = []
+    for name, h in hops.items():
+        while len(layers) <= h:
+            layers.append([])
+        layers[h].append(graph.index[name])
+    radius, held = 0, 0
+    for radius, layer in enumerate(layers):  # noqa: B007 (the radius is reported)
+        held += sum(free[i] for i in layer)
+        if held >= demand:
+            break
+    inside = {i for layer in layers[: radius + 1] for i in layer}
+    width = graph.widest_from(graph.clusters[anchor])
+    candidates = sorted(inside, key=lambda i: (-width[i], -free[i], -b[i], i))
+    take = fill(candidates, free, demand, first=anchor)
+    return take, f"hop expansion from {graph.clusters[anchor]}, radius {radius}"
+
+
+@register_solver
+class SpinSearchSolver(Solver):
+    """SpiderFlow's SpinSearch: bandwidth-first ordering, FFD, hop expansion (eq. 2–7).
+
+    Option ``score``: ``"auto"`` (eq. 3 with a source, else eq. 2), ``"incident"`` (eq. 2) or
+    ``"source"`` (eq. 3).
+    """
+
+    name = "clusterselect/spinsearch"
+    family = "clusterselect"
+
+    def _solve(
+        self, instance: ClusterSelectInstance, ctx: SolveContext, *, score: str = "auto"
+    ) -> Attempt:
+        take, how = spinsearch(instance, score)
+        return Attempt(
+            Selection.from_counts(instance, take), TerminationReason.COMPLETED, message=how
+        )
