@@ -124,6 +124,27 @@ def key(instance: ClusterSelectInstance, chosen: Iterable[str]) -> Key:
     )
 
 
+def split(free: list[int], used: list[int], demand: int) -> list[int]:
+    """``Δ`` over the clusters ``used``: a GPU each while the demand lasts, then ``min(g_i,
+    R)`` in order (eq. 4).
+
+    Examples
+    --------
+    >>> split([4, 0, 12, 6], [0, 2], 16), split([4, 9], [0, 1], 1)
+    ([4, 0, 12, 0], [1, 0])
+    """
+    take = [0] * len(free)
+    residual = demand
+    for i in used:
+        if residual > 0:
+            take[i], residual = 1, residual - 1
+    for i in used:
+        extra = min(free[i] - take[i], residual)
+        take[i] += extra
+        residual -= extra
+    return take
+
+
 def check(instance: ClusterSelectInstance, selection: Selection) -> list[str]:
     """The rules ``selection`` breaks: known clusters named once, ``0 <= Δ_i <= g_i`` and
     ``sum Δ_i = demand`` (§4.1.1).

@@ -6,12 +6,15 @@ clusters connected through maximum-spanning-tree links of bandwidth at least lev
 ``w_{ρ_t}``, with rank ``ρ_t`` (singletons rank 0); only groups holding ``d`` GPUs are kept.
 ``q`` levels; ``ℓ_ij`` the shortest-path latency (ms) between clusters ``i < j``.
 
-Variables: ``x_i ∈ {0, 1}`` (cluster used), ``Δ_i ∈ Z_{>=0}`` (GPUs taken), ``z_t ∈ {0, 1}``
-(the group that contains the selection), ``p_ij >= 0`` (both ``i`` and ``j`` used).
+Only clusters with free GPUs take part (``g_i > 0``). Variables: ``x_i ∈ {0, 1}`` (cluster
+used), ``z_t ∈ {0, 1}`` (the group that contains the selection), ``p_ij >= 0`` (both ``i`` and
+``j`` used). The key depends on the set ``S = {i : x_i = 1}`` only, so the GPUs taken are not
+variables: a set can serve the task iff it holds ``d`` GPUs, and :func:`extract` splits ``d``
+over it (``Δ_i = min(g_i, R)`` after one GPU each, eq. 4).
 
 .. math::
 
-    \sum_i Δ_i = d, \qquad x_i \le Δ_i \le g_i x_i                       \quad (4)
+    \sum_i g_i x_i \ge d
 
     \sum_t z_t = 1, \qquad x_i \le \sum_{t \ni i} z_t                       \quad (1)
 
@@ -37,23 +40,11 @@ from typing import Any
 import pyomo.environ as pyo
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection
-
-
-def _take_bounds(m: Any, i: int) -> tuple[int, int]:
-    return (0, m.free[i])
+from topoopt.clusterselect.solution import Selection, split
 
 
 def _demand_rule(m: Any) -> Any:
-    return sum(m.take[i] for i in m.C) == m.demand
-
-
-def _take_upper_rule(m: Any, i: int) -> Any:
-    return m.take[i] <= m.free[i] * m.use[i]
-
-
-def _take_lower_rule(m: Any, i: int) -> Any:
-    return m.use[i] <= m.take[i]
+    return sum(m.free[i] * m.use[i] for i in m.C) >= m.demand
 
 
 def _one_group_rule(m: Any) -> Any:
@@ -84,31 +75,29 @@ def build(instance: ClusterSelectInstance) -> pyo.ConcreteModel:
     graph, free = instance.graph, instance.free
     groups = [g for g in graph.groups if sum(free[i] for i in g.members) >= instance.demand]
     m = pyo.ConcreteModel(name=f"clusterselect-{instance.name}")
-    m.C = pyo.RangeSet(0, graph.n - 1)
+    usable = [i for i in range(graph.n) if free[i] > 0]
+    m.C = pyo.Set(initialize=usable)
     m.T = pyo.RangeSet(0, len(groups) - 1)
     m.members = pyo.Set(m.T, initialize={t: sorted(g.members) for t, g in enumerate(groups)})
     m.rank = pyo.Param(m.T, initialize={t: g.rank for t, g in enumerate(groups)})
-    m.names = pyo.Param(m.C, initialize=dict(enumerate(graph.clusters)), within=pyo.Any)
-    m.free = pyo.Param(m.C, initialize=dict(enumerate(free)))
+    m.names = pyo.Param(m.C, initialize={i: graph.clusters[i] for i in usable}, within=pyo.Any)
+    m.free = pyo.Param(m.C, initialize={i: free[i] for i in usable})
     m.demand = pyo.Param(initialize=instance.demand)
     m.levels = pyo.Param(initialize=len(graph.levels))
-    pairs = [(i, j) for i in range(graph.n) for j in range(i + 1, graph.n)]
+    pairs = [(i, j) for k, i in enumerate(usable) for j in usable[k + 1 :]]
     m.P = pyo.Set(initialize=pairs, dimen=2)
     latency = {}
     if graph.has_latency:
-        for i in range(graph.n):
+        for k, i in enumerate(usable):
             row = graph.latency_from(graph.clusters[i])
-            latency.update({(i, j): row[j] for j in range(i + 1, graph.n)})
+            latency.update({(i, j): row[j] for j in usable[k + 1 :]})
     m.latency = pyo.Param(m.P, initialize=latency, default=0.0)
 
     m.use = pyo.Var(m.C, domain=pyo.Binary)
-    m.take = pyo.Var(m.C, domain=pyo.NonNegativeIntegers, bounds=_take_bounds)
     m.group = pyo.Var(m.T, domain=pyo.Binary)
     m.both = pyo.Var(m.P, domain=pyo.NonNegativeReals, bounds=(0, 1))
 
     m.demand_met = pyo.Constraint(rule=_demand_rule)
-    m.take_upper = pyo.Constraint(m.C, rule=_take_upper_rule)
-    m.take_lower = pyo.Constraint(m.C, rule=_take_lower_rule)
     m.one_group = pyo.Constraint(rule=_one_group_rule)
     m.inside = pyo.Constraint(m.C, rule=_inside_rule)
     m.pair = pyo.Constraint(m.P, rule=_pair_rule)
@@ -128,20 +117,18 @@ def fix_rank(model: pyo.ConcreteModel, value: int) -> None:
 
 
 def extract(model: pyo.ConcreteModel, instance: ClusterSelectInstance) -> Selection:
-    """The selection of the loaded ``take`` values."""
-    return Selection.from_counts(instance, [round(pyo.value(model.take[i])) for i in model.C])
+    """The selection of the loaded ``x``: one GPU from each used cluster, then the rest in
+    cluster order, ``Δ_i = min(g_i, R)`` (a used cluster left without a GPU is dropped)."""
+    used = [i for i in model.C if pyo.value(model.use[i]) > 0.5]
+    return Selection.from_counts(instance, split(instance.free, used, instance.demand))
 
 
 def warm_start(model: pyo.ConcreteModel, solution: Selection) -> None:
     """Set every variable from ``solution`` (the smallest group holding it)."""
     taken = solution.as_dict()
-    chosen = set()
+    chosen = {i for i in model.C if taken.get(model.names[i], 0) > 0}
     for i in model.C:
-        gpus = taken.get(model.names[i], 0)
-        model.take[i].set_value(gpus)
-        model.use[i].set_value(1 if gpus > 0 else 0)
-        if gpus > 0:
-            chosen.add(i)
+        model.use[i].set_value(1 if i in chosen else 0)
     fitting = [t for t in model.T if chosen <= set(model.members[t])]
     best = min(fitting, key=lambda t: pyo.value(model.rank[t]), default=None)
     for t in model.T:

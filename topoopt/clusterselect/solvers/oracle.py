@@ -14,7 +14,7 @@ import itertools
 import math
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection, scalar
+from topoopt.clusterselect.solution import Selection, scalar, split
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
@@ -37,17 +37,6 @@ def fewest_clusters(free: list[int], demand: int) -> int:
         if total >= demand:
             return k
     raise ValueError(f"{demand} GPUs exceed the {total} free")
-
-
-def split(free: list[int], members: tuple[int, ...], demand: int) -> list[int]:
-    """``Δ`` taking the demand from ``members`` in order, each at least one GPU (members are a
-    minimal set, so every one of them is needed)."""
-    take = [0] * len(free)
-    residual = demand - len(members)
-    for i in members:
-        take[i] = 1 + min(free[i] - 1, residual)
-        residual -= take[i] - 1
-    return take
 
 
 @register_solver
@@ -80,7 +69,7 @@ class EnumerateSolver(Solver):
         best: tuple[float, tuple[int, ...]] | None = None
         for count, members in enumerate(itertools.combinations(range(graph.n), k)):
             if count % 4096 == 0 and ctx.expired():
-                solution = None if best is None else split(free, best[1], demand)
+                solution = None if best is None else split(free, list(best[1]), demand)
                 return Attempt(
                     None if solution is None else Selection.from_counts(instance, solution),
                     TerminationReason.TIME_LIMIT,
@@ -96,7 +85,7 @@ class EnumerateSolver(Solver):
             if best is None or value < best[0]:
                 best = (value, members)
         assert best is not None  # the k largest clusters hold the task
-        take = split(free, best[1], demand)
+        take = split(free, list(best[1]), demand)
         return Attempt(
             Selection.from_counts(instance, take),
             TerminationReason.OPTIMAL,
