@@ -150,7 +150,14 @@ def examples() -> list[ClusterSelectInstance]:
     ]
 
 
+def paper(seed: int = 0) -> list[ClusterSelectInstance]:
+    """The paper's worked example: :func:`fig2` (``seed`` is accepted and unused)."""
+    normalize_seed(seed)
+    return [fig2()]
+
+
 GENERATORS: dict[str, Callable[..., list[ClusterSelectInstance]]] = {
+    "paper": paper,
     "random-small": random_small,
     "scaling": scaling,
 }

@@ -182,15 +182,18 @@ class ClusterGraph:
             raise InvalidInstanceError(
                 f"{path}[{i}].latency_ms", "missing: give latency_ms on every link or on none"
             )
-        reach = self.hops_from(self.clusters[0]) if self.clusters else {}
-        if len(reach) < len(self.clusters):
-            cut = [c for c in self.clusters if c not in reach]
-            shown = ", ".join(repr(c) for c in cut[:5]) + (" ..." if len(cut) > 5 else "")
-            raise InvalidInstanceError(
-                path,
-                f"the cluster graph is not connected: {len(cut)} cluster(s) ({shown}) cannot "
-                f"reach {self.clusters[0]!r}",
-            )
+        if self.clusters:
+            import networkx as nx
+
+            reach = nx.node_connected_component(self._networkx, self.clusters[0])
+            if len(reach) < len(self.clusters):
+                cut = [c for c in self.clusters if c not in reach]
+                shown = ", ".join(repr(c) for c in cut[:5]) + (" ..." if len(cut) > 5 else "")
+                raise InvalidInstanceError(
+                    path,
+                    f"the cluster graph is not connected: {len(cut)} cluster(s) ({shown}) "
+                    f"cannot reach {self.clusters[0]!r}",
+                )
 
     # ----------------------------------------------------------------------------- structure
     @cached_property
@@ -208,16 +211,6 @@ class ClusterGraph:
         """Whether the links carry latencies."""
         return bool(self.links) and self.links[0].latency_ms is not None
 
-    @cached_property
-    def neighbours(self) -> tuple[tuple[tuple[int, float], ...], ...]:
-        """``neighbours[i]``: ``(j, b_ij)`` for every link of cluster ``i``."""
-        adjacency: list[list[tuple[int, float]]] = [[] for _ in self.clusters]
-        for link in self.links:
-            i, j = self.index[link.a], self.index[link.b]
-            adjacency[i].append((j, link.bandwidth_gbps))
-            adjacency[j].append((i, link.bandwidth_gbps))
-        return tuple(tuple(row) for row in adjacency)
-
     def to_networkx(self) -> nx.Graph:
         """The graph as a ``networkx.Graph`` (edge attributes ``bandwidth_gbps`` and, when
         known, ``latency_ms``)."""
@@ -234,20 +227,14 @@ class ClusterGraph:
 
     def incident_bandwidth(self) -> list[float]:
         """``B_i``, the sum of the bandwidths of cluster ``i``'s links (SpiderFlow eq. 2)."""
-        return [sum(b for _, b in row) for row in self.neighbours]
+        degree = self._networkx.degree(weight="bandwidth_gbps")
+        return [float(degree[name]) for name in self.clusters]
 
     def hops_from(self, source: str) -> dict[str, int]:
-        """Hop distance from ``source`` to every cluster it reaches (BFS, used by eq. 6)."""
-        start = self.index[source]
-        dist = {start: 0}
-        queue = deque([start])
-        while queue:
-            i = queue.popleft()
-            for j, _ in self.neighbours[i]:
-                if j not in dist:
-                    dist[j] = dist[i] + 1
-                    queue.append(j)
-        return {self.clusters[i]: d for i, d in dist.items()}
+        """Hop distance from ``source`` to every cluster (BFS, used by eq. 6)."""
+        import networkx as nx
+
+        return dict(nx.single_source_shortest_path_length(self._networkx, source))
 
     # ------------------------------------------------------------------- widest-path bandwidth
     @cached_property

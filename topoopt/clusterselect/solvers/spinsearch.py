@@ -8,7 +8,8 @@ The paper's steps, as implemented (§4.1.4 fixes the order; the equations fix th
    order).
 2. **One cluster when one suffices.** The source if it holds the task, else the first cluster
    in that order with ``g_i >= d``.
-3. **Hop-based expansion.** The anchor ``s*`` is the source, else ``argmax B_i`` (eq. 5). The
+3. **Hop-based expansion.** The anchor ``s*`` is ``argmax B_i`` (eq. 5: the source under eq. 3
+   scores, where ``beta(r -> r) = inf``; the best-connected cluster under eq. 2). The
    candidates ``C(r)`` are the clusters within ``r`` hops of it (eq. 6); the radius grows until
    ``C(r)`` holds ``d`` free GPUs. Within ``C(r)`` the anchor's GPUs are pre-allocated, then
    clusters are visited by the key ``(beta(s* -> i), g_i, B_i)`` (eq. 7, descending): the first
@@ -30,12 +31,15 @@ from __future__ import annotations
 import heapq
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection
+from topoopt.clusterselect.solution import Selection, evaluate
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 
+EXPANSIONS = ("first", "all")
+"""Values of the ``expand`` option: stop at the first radius that holds the task (the paper's
+SpinSearch), or try every radius and keep the best key."""
 SCORES = ("auto", "incident", "source")
 """Values of the ``score`` option: eq. 3 when the task has a source else eq. 2 (``auto``), always
 eq. 2 (``incident``), always eq. 3 (``source``, needs a source)."""
@@ -92,8 +96,16 @@ def fill(order: list[int], free: list[int], demand: int, first: int | None = Non
     return take
 
 
-def spinsearch(instance: ClusterSelectInstance, score: str = "auto") -> tuple[list[int], str]:
-    """SpinSearch's ``Δ`` per cluster (instance order) and which step decided it."""
+def spinsearch(
+    instance: ClusterSelectInstance, score: str = "auto", expand: str = "first"
+) -> tuple[list[int], str]:
+    """SpinSearch's ``Δ`` per cluster (instance order) and which step decided it.
+
+    ``expand="first"`` stops at the first radius whose candidates hold the task (the paper);
+    ``"all"`` fills every radius up to the anchor's eccentricity and keeps the best key.
+    """
+    if expand not in EXPANSIONS:
+        raise InvalidOptionError(f"expand: must be one of {', '.join(EXPANSIONS)}, got {expand!r}")
     graph, free, demand = instance.graph, instance.free, instance.demand
     b = scores(instance, score)
     order = sorted(range(graph.n), key=lambda i: (-b[i], -free[i], i))
@@ -104,40 +116,55 @@ def spinsearch(instance: ClusterSelectInstance, score: str = "auto") -> tuple[li
         take = [0] * graph.n
         take[pick] = demand
         return take, f"one cluster ({graph.clusters[pick]}) holds the task"
-    anchor = graph.index[instance.source] if instance.source else order[0]
-    hops = graph.hops_from(graph.clusters[anchor])
+    anchor = order[0]  # eq. 5; with eq. 3 scores the source (beta(r -> r) = inf)
     layers: list[list[int]] = []
-    for name, h in hops.items():
+    for name, h in graph.hops_from(graph.clusters[anchor]).items():
         while len(layers) <= h:
             layers.append([])
         layers[h].append(graph.index[name])
-    radius, held = 0, 0
-    for radius, layer in enumerate(layers):  # noqa: B007 (the radius is reported)
-        held += sum(free[i] for i in layer)
-        if held >= demand:
-            break
-    inside = {i for layer in layers[: radius + 1] for i in layer}
     width = graph.widest_from(graph.clusters[anchor])
-    candidates = sorted(inside, key=lambda i: (-width[i], -free[i], -b[i], i))
-    take = fill(candidates, free, demand, first=anchor)
-    return take, f"hop expansion from {graph.clusters[anchor]}, radius {radius}"
+    ranked = sorted(range(graph.n), key=lambda i: (-width[i], -free[i], -b[i], i))  # eq. 7
+    hops = [0] * graph.n
+    for h, layer in enumerate(layers):
+        for i in layer:
+            hops[i] = h
+    best: tuple[float, list[int], int] | None = None
+    held = 0
+    for radius, layer in enumerate(layers):
+        held += sum(free[i] for i in layer)
+        if held < demand:
+            continue
+        take = fill([i for i in ranked if hops[i] <= radius], free, demand, first=anchor)
+        if expand == "first":
+            return take, f"hop expansion from {graph.clusters[anchor]}, radius {radius}"
+        value = evaluate(instance, Selection.from_counts(instance, take))
+        if best is None or value < best[0]:
+            best = (value, take, radius)
+    assert best is not None  # the whole graph holds the task
+    return best[1], f"hop expansion from {graph.clusters[anchor]}, best radius {best[2]}"
 
 
 @register_solver
 class SpinSearchSolver(Solver):
     """SpiderFlow's SpinSearch: bandwidth-first ordering, FFD, hop expansion (eq. 2–7).
 
-    Option ``score``: ``"auto"`` (eq. 3 with a source, else eq. 2), ``"incident"`` (eq. 2) or
-    ``"source"`` (eq. 3).
+    Options: ``score`` — ``"auto"`` (eq. 3 with a source, else eq. 2), ``"incident"`` (eq. 2)
+    or ``"source"`` (eq. 3); ``expand`` — ``"first"`` (the paper: the first radius that holds
+    the task) or ``"all"`` (every radius, the best key).
     """
 
     name = "clusterselect/spinsearch"
     family = "clusterselect"
 
     def _solve(
-        self, instance: ClusterSelectInstance, ctx: SolveContext, *, score: str = "auto"
+        self,
+        instance: ClusterSelectInstance,
+        ctx: SolveContext,
+        *,
+        score: str = "auto",
+        expand: str = "first",
     ) -> Attempt:
-        take, how = spinsearch(instance, score)
+        take, how = spinsearch(instance, score, expand)
         return Attempt(
             Selection.from_counts(instance, take), TerminationReason.COMPLETED, message=how
         )
