@@ -223,13 +223,10 @@ class ClusterSelectInstance(Instance["ClusterSelectResult"]):
         for node, data in graph.nodes(data=True):
             with v.within(f"nodes[{node!r}]"):
                 clusters.append(Cluster(str(node), v.field(data, "free_gpus")))
-        links = [
-            Link(
-                str(a),
-                str(b),
-                v.field(data, "bandwidth_gbps", f"edges[{a!r}, {b!r}]"),
-                data.get("latency_ms"),
-            )
-            for a, b, data in graph.edges(data=True)
-        ]
+        links = []
+        for a, b, data in graph.edges(data=True):
+            with v.within(f"edges[{a!r}, {b!r}]"):
+                links.append(
+                    Link(str(a), str(b), v.field(data, "bandwidth_gbps"), data.get("latency_ms"))
+                )
         return cls(name, clusters, links, demand, source=source, labels=labels)

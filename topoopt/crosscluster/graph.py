@@ -147,7 +147,8 @@ class ClusterGraph:
     links: tuple[Link, ...]
 
     def __init__(self, clusters: Iterable[str], links: Iterable[Any], path: str = "links") -> None:
-        names = tuple(clusters)
+        names = tuple(v.as_str(name, f"clusters[{i}]") for i, name in enumerate(clusters))
+        v.unique_names(names, "clusters")
         parsed: list[Link] = []
         for i, item in enumerate(v.as_tuple(links, path)):
             with v.within(v.join(path, i)):
