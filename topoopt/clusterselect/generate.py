@@ -5,9 +5,7 @@ with §2.3 and Table 1 (seven clusters ``a``–``g``, a task of 16 GPUs arriving
 the three trajectories of Table 1 exist: ``a(4), b(4), c(4), d(4)`` (K = 4, crawl latency 3),
 ``a(4), e(12)`` (K = 2, latency 7) and ``a(4), g(12)`` (K = 2, latency 1, the best).
 
-Random graphs (:func:`random_graph`) are a random spanning tree plus random extra links (so
-they are connected), with bandwidths drawn from a few heterogeneous WAN classes (ties are
-common, as with real link classes) and latencies in whole milliseconds.
+Random graphs (:func:`random_graph`) come from :func:`topoopt.crosscluster.random.random_links`.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ from topoopt.clusterselect.instance import ClusterSelectInstance
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
+from topoopt.crosscluster.random import random_links
 
-BANDWIDTH_CLASSES_GBPS = (1.0, 5.0, 10.0, 25.0, 40.0, 100.0)
-"""Link bandwidths random graphs draw from (Gb/s)."""
 MAX_COUNT = 10_000
 """Most instances one generator call makes."""
 MAX_CLUSTERS = 1_000_000
@@ -65,24 +62,7 @@ def random_graph(
     """Clusters ``c0 .. c{n-1}`` with ``0..max_free`` free GPUs and a connected set of links:
     a random spanning tree plus ``extra_links`` (default ``n``) random other pairs."""
     clusters = [(f"c{i}", int(rng.integers(0, max_free + 1))) for i in range(n)]
-    pairs: set[tuple[int, int]] = set()
-    for i in range(1, n):
-        j = int(rng.integers(0, i))
-        pairs.add((j, i))
-    wanted = n if extra_links is None else extra_links
-    wanted = min(wanted, n * (n - 1) // 2 - len(pairs))
-    while wanted > 0:
-        i, j = sorted(int(x) for x in rng.integers(0, n, size=2))
-        if i != j and (i, j) not in pairs:
-            pairs.add((i, j))
-            wanted -= 1
-    links: list[tuple[Any, ...]] = []
-    for i, j in sorted(pairs):
-        bandwidth = float(rng.choice(BANDWIDTH_CLASSES_GBPS))
-        link: tuple[Any, ...] = (f"c{i}", f"c{j}", bandwidth)
-        if latency:
-            link += (float(rng.integers(1, 21)),)
-        links.append(link)
+    links = random_links(rng, n, extra_links=extra_links, latency=latency)
     return clusters, links
 
 

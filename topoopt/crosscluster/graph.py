@@ -354,6 +354,36 @@ class ClusterGraph:
             out.extend(Group(rank, members[find(t)]) for t in sorted(touched) if find(t) == t)
         return tuple(out)
 
+    @cached_property
+    def hierarchy(self) -> tuple[tuple[frozenset[int], ...], ...]:
+        """The partitions of the clusters by level: ``hierarchy[0]`` the singletons,
+        ``hierarchy[j]`` the components of the spanning-tree links of bandwidth
+        ``>= levels[j - 1]`` (``hierarchy[q]`` is one component).
+
+        Two clusters first share a component in ``hierarchy[j]`` exactly when their widest-path
+        bandwidth is ``levels[j - 1]``, so ``1 / beta(a -> b)`` is a sum of positive steps
+        ``1 / levels[0], 1 / levels[1] - 1 / levels[0], ...`` over the partitions that separate
+        ``a`` and ``b`` (the partitioning families linearise their cut cost with it).
+        """
+        root = list(range(self.n))
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        out = [tuple(frozenset((i,)) for i in range(self.n))]
+        for level in self.levels:
+            for i, j, b in self.spanning_tree:
+                if b == level:
+                    root[find(j)] = find(i)
+            parts: dict[int, set[int]] = {}
+            for i in range(self.n):
+                parts.setdefault(find(i), set()).add(i)
+            out.append(tuple(frozenset(part) for part in parts.values()))
+        return tuple(out)
+
     # --------------------------------------------------------------------------------- latency
     def latency_from(self, source: str) -> list[float]:
         """Shortest-path latency in ms from ``source`` to every cluster (Dijkstra over the
