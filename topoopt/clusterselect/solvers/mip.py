@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection
+from topoopt.clusterselect.solution import Selection, key
 from topoopt.clusterselect.solvers.spinsearch import spinsearch
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
@@ -76,7 +76,11 @@ class SelectMipSolver(MipSolver):
                 message=f"stage 1 (clusters, bottleneck): {first.message}".rstrip(": "),
             )
         solution = formulation.extract(model, instance)
-        value = round(first.objective if first.objective is not None else 0.0)
+        # v* from the solution's exact key, not from the backend's objective value: HiGHS 1.16.0
+        # reported a MIP start's objective in its presolved space (1 instead of 3; the run kept
+        # the right x), and stage 2 then became infeasible
+        parts = key(instance, solution.chosen())
+        value = (parts.levels + 1) * parts.clusters + parts.rank
         if not instance.graph.has_latency:
             return Attempt(
                 solution,
