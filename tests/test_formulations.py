@@ -28,12 +28,14 @@ VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
     "topoopt.placement.formulations.exact": ({}, {"max_dp_use": 2, "max_pp_use": 2}),
     "topoopt.gpuselect.formulations.profile_mip": ({"choice": "count"}, {"choice": "subset"}),
     "topoopt.clusterselect.formulations.select_mip": ({},),
+    "topoopt.partition.formulations.cut_mip": ({}, {"symmetry": False}),
 }
 FAMILY_OF = {
     "topoopt.placement.formulations.coarse": "placement",
     "topoopt.placement.formulations.exact": "placement",
     "topoopt.gpuselect.formulations.profile_mip": "gpuselect",
     "topoopt.clusterselect.formulations.select_mip": "clusterselect",
+    "topoopt.partition.formulations.cut_mip": "partition",
 }
 
 

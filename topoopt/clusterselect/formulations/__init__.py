@@ -1,0 +1,1 @@
+"""Pyomo formulations of the clusterselect family (imported by the MIP solver when it runs)."""

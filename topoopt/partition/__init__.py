@@ -1,0 +1,73 @@
+"""Family ``partition``: map a job's communication graph onto clusters (SpiderFlow TPA, eq. 9).
+
+SpiderFlow §4.2, the inter-cluster level of Topology-aware Parallelism Automation: the job's
+compute units (pipeline stages × data-parallel replicas, with their GPUs) are assigned to
+clusters with capacities, minimising the traffic of the edges between clusters weighted by the
+reciprocal widest-path bandwidth (:mod:`topoopt.partition.solution`).
+
+Solvers (``topoopt.solvers_for("partition")``): the exact MIP, SpiderFlow's greedy low-cut
+heuristic, a DT-FM-style genetic search, METIS, the two-level Heuristic-ILP and the enumeration
+oracle.
+"""
+
+from topoopt.core.family import Family, ReportSection, Sense
+from topoopt.partition import generate
+from topoopt.partition import solution as _solution
+from topoopt.partition.instance import Cluster, Edge, PartitionInstance, Vertex
+from topoopt.partition.result import PartitionResult
+from topoopt.partition.schema import LIMITS, SCHEMA
+from topoopt.partition.solution import Assignment, check, evaluate
+
+
+def _size(instance: PartitionInstance) -> dict[str, int]:
+    return {
+        "vertices": instance.n_vertices,
+        "edges": len(instance.edges),
+        "clusters": instance.n_clusters,
+        "gpus": instance.total_gpus,
+    }
+
+
+def _tags(instance: PartitionInstance) -> dict[str, str]:
+    """The instance's labels (generated suites label the ``size``, vertices/edges)."""
+    return dict(instance.labels)
+
+
+FAMILY = Family(
+    name="partition",
+    sense=Sense.MINIMIZE,
+    instance_type=PartitionInstance,
+    evaluate=evaluate,
+    check=check,
+    solution_to_dict=_solution.to_dict,
+    solution_from_dict=_solution.from_dict,
+    metrics=_solution.metrics,
+    size=_size,
+    describe=_solution.describe,
+    examples=generate.examples,
+    generators=generate.GENERATORS,
+    solver_modules=("topoopt.partition.solvers",),
+    oracle="partition/enumerate",
+    tags=_tags,
+    report_sections=(
+        ReportSection(
+            "Graph partitioning: SpiderFlow Table 2", "topoopt.partition.report:table2_section"
+        ),
+    ),
+    result_type=PartitionResult,
+    schema=SCHEMA,
+    limits=LIMITS,
+    size_figure="vertices",
+)
+
+__all__ = [
+    "FAMILY",
+    "Assignment",
+    "Cluster",
+    "Edge",
+    "PartitionInstance",
+    "PartitionResult",
+    "Vertex",
+    "check",
+    "evaluate",
+]

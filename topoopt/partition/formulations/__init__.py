@@ -1,0 +1,1 @@
+"""Pyomo formulations of the partition family (imported by the MIP solver when it runs)."""

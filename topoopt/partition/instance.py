@@ -1,0 +1,315 @@
+"""The partition instance: a job's communication graph and the clusters it is mapped onto.
+
+JSON (the JSON Schema is :data:`topoopt.partition.schema.SCHEMA`; ``docs/partition.md`` explains
+it)::
+
+    {"family": "partition", "format_version": 1, "name": "tiny",
+     "clusters": [{"name": "c0", "capacity_gpus": 64}, ...],
+     "links": [{"a": "c0", "b": "c1", "bandwidth_gbps": 10.0}, ...],
+     "graph": {"vertices": [{"name": "s0r0", "gpus": 8}, ...],
+               "edges": [{"u": "s0r0", "v": "s1r0", "traffic": 2.5}, ...]}}
+
+Every rule lives in the constructors (and in :class:`~topoopt.crosscluster.graph.ClusterGraph`),
+so an instance built in code is checked exactly like one read from JSON.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from topoopt.core import limits
+from topoopt.core import validate as v
+from topoopt.core.errors import InvalidInstanceError
+from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.safejson import FileAccess
+from topoopt.crosscluster.graph import ClusterGraph, Link
+from topoopt.partition.schema import LIMITS
+
+if TYPE_CHECKING:
+    from topoopt.partition.result import PartitionResult  # noqa: F401
+
+limits.declare_all(LIMITS)
+
+
+def _from_any(cls: type[Any], item: Any, fields: tuple[str, ...]) -> Any:
+    """``cls`` from an instance of it, its JSON object or a tuple of its ``fields``."""
+    if isinstance(item, cls):
+        return item
+    if isinstance(item, Mapping):
+        return cls(*(v.field(item, name) for name in fields))
+    if isinstance(item, Sequence) and not isinstance(item, str) and len(item) == len(fields):
+        return cls(*item)
+    raise InvalidInstanceError(
+        "",
+        f"must be a {cls.__name__}, a JSON object or a ({', '.join(fields)}) tuple, got {item!r}",
+    )
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster and the GPUs the job may use there (its capacity)."""
+
+    name: str
+    capacity_gpus: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", v.as_str(self.name, "name"))
+        capacity = v.as_int(self.capacity_gpus, "capacity_gpus", minimum=0)
+        object.__setattr__(self, "capacity_gpus", capacity)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return {"name": self.name, "capacity_gpus": self.capacity_gpus}
+
+
+@dataclass(frozen=True)
+class Vertex:
+    """A compute unit of the job (e.g. pipeline stage ``s`` of DP replica ``r``) and its GPUs."""
+
+    name: str
+    gpus: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", v.as_str(self.name, "name"))
+        object.__setattr__(self, "gpus", v.as_int(self.gpus, "gpus", minimum=0))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return {"name": self.name, "gpus": self.gpus}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """Traffic between compute units ``u`` and ``v`` (undirected; any unit, e.g. GB per step)."""
+
+    u: str
+    v: str
+    traffic: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "u", v.as_str(self.u, "u"))
+        object.__setattr__(self, "v", v.as_str(self.v, "v"))
+        if self.u == self.v:
+            raise InvalidInstanceError(
+                "v", f"an edge must join two vertices, not {self.u!r} itself"
+            )
+        object.__setattr__(self, "traffic", v.as_float(self.traffic, "traffic", minimum=0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return {"u": self.u, "v": self.v, "traffic": self.traffic}
+
+
+def _parse(items: Any, path: str, cls: type[Any], fields: tuple[str, ...], limit: str) -> tuple:
+    raw = v.as_tuple(items, path)
+    limits.check(limit, len(raw), path, f"{len(raw)} items")
+    out = []
+    for i, item in enumerate(raw):
+        with v.within(f"{path}[{i}]"):
+            out.append(_from_any(cls, item, fields))
+    return tuple(out)
+
+
+@dataclass(frozen=True, init=False)
+class PartitionInstance(Instance["PartitionResult"]):
+    """Map a job's compute units onto clusters with capacities, minimising the weighted cut
+    (family ``partition``, SpiderFlow §4.2 eq. 9).
+
+    Parameters
+    ----------
+    name
+        Instance name.
+    clusters
+        The clusters (at least one, distinct names): :class:`Cluster` objects, JSON objects or
+        ``(name, capacity_gpus)`` pairs.
+    links
+        The links between clusters (:class:`~topoopt.crosscluster.graph.Link`, JSON objects or
+        ``(a, b, bandwidth[, latency])`` tuples); the cluster graph must be connected.
+    vertices
+        The job's compute units (at least one, distinct names): :class:`Vertex`, JSON objects or
+        ``(name, gpus)`` pairs; each fits some cluster and together they fit all clusters.
+    edges
+        Traffic between units: :class:`Edge`, JSON objects or ``(u, v, traffic)`` tuples, one per
+        pair of distinct units.
+    labels
+        Free-form metadata, string to string (part of equality, not of the hash).
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming the JSON path (``clusters[1].capacity_gpus``, ``links[0].b``,
+        ``graph.vertices[3].gpus``, ``graph.edges[2].v``, ...) and the rule.
+
+    Examples
+    --------
+    >>> inst = PartitionInstance(
+    ...     "tiny", clusters=[("c0", 16), ("c1", 8)], links=[("c0", "c1", 10.0)],
+    ...     vertices=[("s0", 8), ("s1", 8)], edges=[("s0", "s1", 2.5)])
+    >>> inst.weights.tolist()
+    [[0.0, 0.1], [0.1, 0.0]]
+    >>> inst == PartitionInstance.from_dict(inst.to_dict())
+    True
+    """
+
+    family: ClassVar[str] = "partition"
+
+    name: str
+    clusters: tuple[Cluster, ...]
+    graph: ClusterGraph
+    vertices: tuple[Vertex, ...]
+    edges: tuple[Edge, ...]
+    labels: dict[str, str] = field(hash=False)
+
+    def __init__(
+        self,
+        name: str,
+        clusters: Iterable[Cluster | Mapping[str, Any] | Sequence[Any]],
+        links: Iterable[Link | Mapping[str, Any] | Sequence[Any]],
+        vertices: Iterable[Vertex | Mapping[str, Any] | Sequence[Any]],
+        edges: Iterable[Edge | Mapping[str, Any] | Sequence[Any]],
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", v.as_str(name, "name"))
+        put(self, "labels", v.as_labels({} if labels is None else labels, "labels"))
+        parsed = _parse(
+            clusters, "clusters", Cluster, ("name", "capacity_gpus"), "partition_clusters"
+        )
+        if not parsed:
+            raise InvalidInstanceError("clusters", "must have at least 1 item(s)")
+        v.unique_names([c.name for c in parsed], "clusters")
+        put(self, "clusters", parsed)
+        raw_links = v.as_tuple(links, "links")
+        limits.check("partition_edges", len(raw_links), "links", f"{len(raw_links)} links")
+        put(self, "graph", ClusterGraph([c.name for c in parsed], raw_links))
+        units = _parse(vertices, "graph.vertices", Vertex, ("name", "gpus"), "partition_vertices")
+        if not units:
+            raise InvalidInstanceError("graph.vertices", "must have at least 1 item(s)")
+        v.unique_names([u.name for u in units], "graph.vertices")
+        put(self, "vertices", units)
+        put(
+            self,
+            "edges",
+            _parse(edges, "graph.edges", Edge, ("u", "v", "traffic"), "partition_edges"),
+        )
+        self._check_edges()
+        self._check_capacity()
+
+    def _check_edges(self) -> None:
+        names = self.vertex_index
+        seen: dict[frozenset[str], int] = {}
+        for i, edge in enumerate(self.edges):
+            for end in ("u", "v"):
+                name = getattr(edge, end)
+                if name not in names:
+                    close = difflib.get_close_matches(name, list(names), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise InvalidInstanceError(
+                        f"graph.edges[{i}].{end}", f"unknown vertex {name!r}{hint}"
+                    )
+            pair = frozenset((edge.u, edge.v))
+            if pair in seen:
+                raise InvalidInstanceError(
+                    f"graph.edges[{i}]",
+                    f"joins {edge.u!r} and {edge.v!r} again (already graph.edges[{seen[pair]}]); "
+                    "give one edge per pair with the summed traffic",
+                )
+            seen[pair] = i
+
+    def _check_capacity(self) -> None:
+        largest = max(c.capacity_gpus for c in self.clusters)
+        for i, unit in enumerate(self.vertices):
+            if unit.gpus > largest:
+                raise InvalidInstanceError(
+                    f"graph.vertices[{i}].gpus",
+                    f"needs {unit.gpus} GPUs but the largest cluster holds {largest}",
+                )
+        if self.total_gpus > self.total_capacity:
+            raise InvalidInstanceError(
+                "graph.vertices",
+                f"need {self.total_gpus} GPUs but the clusters hold {self.total_capacity}",
+            )
+
+    @cached_property
+    def vertex_index(self) -> dict[str, int]:
+        """Position of every vertex name."""
+        return {u.name: i for i, u in enumerate(self.vertices)}
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of clusters."""
+        return len(self.clusters)
+
+    @property
+    def n_vertices(self) -> int:
+        """Number of vertices."""
+        return len(self.vertices)
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs of all vertices."""
+        return sum(u.gpus for u in self.vertices)
+
+    @property
+    def total_capacity(self) -> int:
+        """Capacity of all clusters."""
+        return sum(c.capacity_gpus for c in self.clusters)
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """``w(a, b) = 1 / beta(a -> b)`` in s/Gb for every pair of clusters (eq. 9 with the
+        widest-path bandwidth of eq. 1), 0 on the diagonal."""
+        out = np.zeros((self.n_clusters, self.n_clusters))
+        for a, name in enumerate(self.graph.clusters):
+            widths = self.graph.widest_from(name)
+            for b, width in enumerate(widths):
+                if a != b:
+                    out[a, b] = 1.0 / width
+        return out
+
+    @cached_property
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(u, v, traffic)`` of every edge as vertex indices and traffic."""
+        index = self.vertex_index
+        u = np.array([index[e.u] for e in self.edges], dtype=np.int64)
+        w = np.array([index[e.v] for e in self.edges], dtype=np.int64)
+        return u, w, np.array([e.traffic for e in self.edges], dtype=float)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the instance (``labels`` only when set)."""
+        out: dict[str, Any] = {
+            "family": self.family,
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+        }
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        out["clusters"] = [c.to_dict() for c in self.clusters]
+        out["links"] = self.graph.to_dicts()
+        out["graph"] = {
+            "vertices": [u.to_dict() for u in self.vertices],
+            "edges": [e.to_dict() for e in self.edges],
+        }
+        return out
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], *, files: FileAccess | None = None
+    ) -> PartitionInstance:
+        """Read the family's JSON object (it names no files). ``name`` defaults to
+        ``"unnamed"``; every rule is the constructors'."""
+        graph = v.as_mapping(v.field(data, "graph"), "graph")
+        return cls(
+            name=data.get("name", "unnamed"),
+            clusters=v.field(data, "clusters"),
+            links=v.field(data, "links"),
+            vertices=v.field(graph, "vertices", "graph"),
+            edges=v.field(graph, "edges", "graph"),
+            labels=data.get("labels", {}),
+        )
