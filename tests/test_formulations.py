@@ -29,6 +29,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
     "topoopt.gpuselect.formulations.profile_mip": ({"choice": "count"}, {"choice": "subset"}),
     "topoopt.clusterselect.formulations.select_mip": ({},),
     "topoopt.partition.formulations.cut_mip": ({}, {"symmetry": False}),
+    "topoopt.parallelconfig.formulations.grid_mip": ({}, {"symmetry": False}),
 }
 FAMILY_OF = {
     "topoopt.placement.formulations.coarse": "placement",
@@ -36,6 +37,7 @@ FAMILY_OF = {
     "topoopt.gpuselect.formulations.profile_mip": "gpuselect",
     "topoopt.clusterselect.formulations.select_mip": "clusterselect",
     "topoopt.partition.formulations.cut_mip": "partition",
+    "topoopt.parallelconfig.formulations.grid_mip": "parallelconfig",
 }
 
 

@@ -29,8 +29,8 @@ def _size(instance: PartitionInstance) -> dict[str, int]:
 
 
 def _tags(instance: PartitionInstance) -> dict[str, str]:
-    """The instance's labels (generated suites label the ``size``, vertices/edges)."""
-    return dict(instance.labels)
+    """The job graph's ``size`` (``vertices/edges``) and the instance's labels."""
+    return {"size": f"{instance.n_vertices}/{len(instance.edges)}", **instance.labels}
 
 
 FAMILY = Family(

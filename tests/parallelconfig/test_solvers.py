@@ -1,0 +1,240 @@
+"""The parallelconfig solvers against each other and against brute force: the oracle equals an
+enumeration of every assignment without symmetry reduction, the MIP (both methods, with and
+without symmetry breaking, on HiGHS and SCIP) equals the oracle with a valid bound, the greedy
+baseline is feasible and never better, the lower bounds are bounds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topoopt
+from topoopt.core.backends import available_backends
+from topoopt.core.errors import InvalidOptionError, UnsupportedInstanceError
+from topoopt.core.status import SolutionStatus, TerminationReason
+from topoopt.parallelconfig import ParallelConfigInstance, TrainingModel, check, evaluate
+from topoopt.parallelconfig.bounds import lower_bound
+from topoopt.parallelconfig.generate import scaling, worked
+from topoopt.parallelconfig.solution import breakdown
+from topoopt.parallelconfig.solvers.oracle import canonical_grids, grid_counts
+
+from .strategies import any_instances, instances
+
+BACKENDS = available_backends()
+REL = 1e-9
+
+
+def brute_force(inst: ParallelConfigInstance) -> dict[tuple[int, int], float]:
+    """The best cost of every ``(d, p)`` over every map of cells to nodes within capacity (no
+    symmetry reduction, no solver code)."""
+    best = {}
+    caps = inst.capacities
+    for d, p in inst.configurations():
+        values = []
+        for flat in itertools.product(range(inst.n_nodes), repeat=d * p):
+            if any(flat.count(n) > g for n, g in enumerate(caps)):
+                continue
+            grid = [list(flat[j * p : (j + 1) * p]) for j in range(d)]
+            values.append(breakdown(inst, d, p, grid).objective)
+        best[d, p] = min(values)
+    return best
+
+
+def assert_like_oracle(
+    inst: ParallelConfigInstance, result: topoopt.Result, oracle: topoopt.Result
+) -> None:
+    """Optimal, the oracle's objective (relative 1e-9), a valid bound, recomputed objective."""
+    assert result.status is SolutionStatus.OPTIMAL, result
+    assert result.violations == ()
+    assert math.isclose(result.objective, oracle.objective, rel_tol=REL), (result, oracle)
+    assert result.bound <= oracle.objective * (1 + REL), (result, oracle)
+    assert result.gap <= 1e-6, result
+    assert result.objective == evaluate(inst, result.solution)
+
+
+# --------------------------------------------------------------------------------- oracle
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=instances(max_gpus=6, max_nodes=3))
+def test_oracle_equals_brute_force(inst: ParallelConfigInstance) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    assert oracle.status is SolutionStatus.OPTIMAL and oracle.violations == ()
+    assert oracle.objective == evaluate(inst, oracle.solution)
+    assert oracle.objective == pytest.approx(min(brute_force(inst).values()), rel=1e-12)
+    assert oracle.bound == oracle.objective
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=instances(max_gpus=7, max_nodes=4, fixed=False))
+def test_canonical_grids_are_between_the_count_and_the_count_over_d_factorial(
+    inst: ParallelConfigInstance,
+) -> None:
+    """``grid_counts`` counts the grids whose equal nodes are first used in order exactly; the
+    row order keeps between 1 / d! of them and all of them (one orbit holds at most d! such
+    grids)."""
+    counts = grid_counts(inst.capacities, inst.n_gpus)
+    for d, p in inst.configurations():
+        found = sum(1 for _ in canonical_grids(inst.capacities, d, p))
+        assert counts[d * p] // math.factorial(d) <= found <= counts[d * p], (d, p)
+        if d == 1:
+            assert found == counts[p]
+
+
+def test_oracle_refuses_large_jobs_and_stops_at_the_time_limit() -> None:
+    big = scaling(nodes=(4,), models=("gpt2-350m",))[0]  # 32 GPUs
+    assert "exceed the oracle's 24" in topoopt.get_solver(
+        "parallelconfig/enumerate"
+    ).unsupported_reason(big)
+    with pytest.raises(UnsupportedInstanceError, match="use parallelconfig/mip"):
+        topoopt.solve(big, "parallelconfig/enumerate")
+    many = ParallelConfigInstance(
+        "many",
+        [(f"n{i}", 3) for i in range(6)],
+        800.0,
+        100.0,
+        TrainingModel.uniform(
+            18, compute_s=0.01, param_bytes=1e8, activation_bytes=1e7, micro_batches=18
+        ),
+    )
+    assert "assignments exceed the oracle's" in (
+        topoopt.get_solver("parallelconfig/enumerate").unsupported_reason(many) or ""
+    )
+
+
+# ------------------------------------------------------------------------------------ MIP
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=30, deadline=None)
+@given(inst=any_instances())
+def test_mip_equals_oracle(backend: str, inst: ParallelConfigInstance) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    assert_like_oracle(inst, topoopt.solve(inst, "parallelconfig/mip", backend=backend), oracle)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=12, deadline=None)
+@given(inst=any_instances(max_gpus=6))
+def test_joint_mip_equals_oracle(backend: str, inst: ParallelConfigInstance) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    mip = topoopt.solve(inst, "parallelconfig/mip", backend=backend, method="joint")
+    assert_like_oracle(inst, mip, oracle)
+
+
+@settings(max_examples=12, deadline=None)
+@given(inst=any_instances(), method=st.sampled_from(["split", "joint"]))
+def test_mip_without_symmetry_breaking_equals_oracle(
+    inst: ParallelConfigInstance, method: str
+) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    mip = topoopt.solve(inst, "parallelconfig/mip", method=method, symmetry=False)
+    assert_like_oracle(inst, mip, oracle)
+
+
+def hard() -> ParallelConfigInstance:
+    """Many configurations the greedy packings do not settle (uneven nodes, costly sends and
+    all-reduces, layers of unequal cost)."""
+    layers = [(0.002, 4e8), (0.003, 1e8), (0.001, 5e8), (0.002, 2e8)] * 3
+    return ParallelConfigInstance(
+        "hard",
+        [("a", 3), ("b", 3), ("c", 2), ("d", 2), ("e", 2)],
+        800.0,
+        50.0,
+        TrainingModel(layers, activation_bytes=2e8, micro_batches=12),
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mip_solves_configurations_the_greedy_does_not_settle(backend: str) -> None:
+    inst = hard()
+    mip = topoopt.solve(inst, "parallelconfig/mip", backend=backend)
+    assert mip.status is SolutionStatus.OPTIMAL
+    solved = int(mip.message.split(": ")[1].split(" solved")[0])
+    assert solved >= 1, mip.message
+    greedy = topoopt.solve(inst, "parallelconfig/greedy", packing="best")
+    assert mip.objective < greedy.objective
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mip_time_limit_returns_a_feasible_answer_with_a_valid_bound(backend: str) -> None:
+    inst = hard()
+    optimum = topoopt.solve(inst, "parallelconfig/mip", backend=backend).objective
+    for limit in (1e-3, 0.05):
+        result = topoopt.solve(inst, "parallelconfig/mip", backend=backend, time_limit=limit)
+        assert result.is_ok and check(inst, result.solution) == []
+        assert result.bound <= optimum * (1 + REL)
+        if result.termination is TerminationReason.TIME_LIMIT:
+            assert result.status is SolutionStatus.FEASIBLE
+            assert "not reached (time limit)" in result.message or (
+                "an ILP ended with time_limit" in result.message
+            )
+
+
+def test_mip_refuses_huge_jobs_and_bad_options() -> None:
+    huge = ParallelConfigInstance(
+        "huge",
+        [(f"n{i}", 8) for i in range(200)],
+        800.0,
+        100.0,
+        TrainingModel.uniform(
+            4, compute_s=0.01, param_bytes=1e8, activation_bytes=1e7, micro_batches=8
+        ),
+    )
+    with pytest.raises(UnsupportedInstanceError, match="1600 GPUs exceed the MIP's 1024"):
+        topoopt.solve(huge, "parallelconfig/mip")
+    with pytest.raises(InvalidOptionError, match="method"):
+        topoopt.solve(worked(), "parallelconfig/mip", method="all")
+    with pytest.raises(InvalidOptionError, match="symmetry"):
+        topoopt.solve(worked(), "parallelconfig/mip", symmetry="no")
+    with pytest.raises(InvalidOptionError, match="packing"):
+        topoopt.solve(worked(), "parallelconfig/greedy", packing="zigzag")
+
+
+# ------------------------------------------------------------------------------ heuristics
+
+
+@settings(max_examples=80, deadline=None)
+@given(inst=any_instances())
+def test_greedy_is_feasible_and_never_beats_the_oracle(inst: ParallelConfigInstance) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    results = {
+        packing: topoopt.solve(inst, "parallelconfig/greedy", packing=packing)
+        for packing in ("replica", "stage", "best")
+    }
+    for packing, result in results.items():
+        assert result.status is SolutionStatus.FEASIBLE, (packing, result)
+        assert check(inst, result.solution) == []
+        assert result.objective == evaluate(inst, result.solution)
+        assert result.objective >= oracle.objective * (1 - REL), (packing, result, oracle)
+        assert math.isinf(result.bound)
+    assert results["best"].objective <= min(
+        results["replica"].objective, results["stage"].objective
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=any_instances())
+def test_greedy_uses_the_largest_d_for_its_depth(inst: ParallelConfigInstance) -> None:
+    result = topoopt.solve(inst, "parallelconfig/greedy")
+    d, p = result.solution.d, result.solution.p
+    if inst.parallelism is None:
+        assert d == min(inst.n_gpus // p, inst.model.micro_batches)
+    else:
+        assert (d, p) == inst.parallelism
+
+
+# -------------------------------------------------------------------------------- bounds
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=instances(max_gpus=6, max_nodes=3))
+def test_lower_bound_of_every_configuration_is_a_bound(inst: ParallelConfigInstance) -> None:
+    for (d, p), best in brute_force(inst).items():
+        bound = lower_bound(inst, d, p)
+        assert bound.objective <= best * (1 + 1e-12), (d, p)
+        assert bound.t_comp_s == breakdown(inst, d, p, [[0] * p] * d).t_comp_s

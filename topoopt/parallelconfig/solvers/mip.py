@@ -1,0 +1,231 @@
+"""``parallelconfig/mip``: the exact ILP of :mod:`topoopt.parallelconfig.formulations.grid_mip`.
+
+``method="split"`` (default; SpiderFlow's "ILP plus enumeration of (d, p)"): the admissible
+``(d, p)`` are sorted by their lower bound (:mod:`topoopt.parallelconfig.bounds`). A first pass
+packs each of them greedily (replica- and stage-major, :func:`best_packing`) while its bound is
+below the best packing found, which becomes the incumbent. The second pass visits them again;
+a configuration is
+
+* *pruned* when its lower bound reaches the incumbent (it cannot improve it; being sorted, so
+  can none after it),
+* *settled* when its greedy packing attains its lower bound (it is then optimal for it),
+* *solved* otherwise: the ILP of that ``(d, p)`` alone with the cutoff ``cost <= incumbent``
+  (a proof that it cannot beat the incumbent is then a proof of infeasibility, which stops as
+  soon as the search tree's bound passes the incumbent), warm started from its packing when
+  that meets the cutoff.
+
+The bound is the smallest over the configurations of what is proven about each (its optimum,
+the incumbent for an infeasible cutoff model, its a priori bound when pruned or not reached);
+the result is proven optimal when every configuration was pruned, settled or solved to the end
+with gap 0. ``method="joint"``: one ILP over all configurations whose lower bound is below the
+incumbent, with the same cutoff. Both check the time limit between models and give each model
+the time left.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.formulation import MipSolver
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext
+from topoopt.core.status import TerminationReason
+from topoopt.parallelconfig.bounds import lower_bound
+from topoopt.parallelconfig.instance import ParallelConfigInstance
+from topoopt.parallelconfig.solution import ParallelConfig, evaluate, from_nodes
+from topoopt.parallelconfig.solvers.greedy import best_packing
+
+METHODS = ("split", "joint")
+"""Values of the ``method`` option."""
+MAX_GPUS = 1024
+"""Largest job (GPUs) the MIP builds models for."""
+MAX_CELL_NODES = 100_000
+"""Most assignment variables (``r ·`` nodes) of the largest configuration's model."""
+
+Config = tuple[int, int]
+
+
+@register_solver
+class GridMipSolver(MipSolver):
+    """Exact ILP per (d, p) by increasing lower bound, pruned by the incumbent (SpiderFlow §4.2).
+
+    Options: ``method`` — ``"split"`` (one model per (d, p), default) or ``"joint"`` (one model
+    over all (d, p)); ``symmetry`` — add the symmetry breaking constraints (default ``True``).
+    """
+
+    name = "parallelconfig/mip"
+    family = "parallelconfig"
+    exact = True
+    gives_bound = True
+    formulation = "topoopt.parallelconfig.formulations.grid_mip"
+
+    @classmethod
+    def unsupported_reason(cls, instance: ParallelConfigInstance) -> str | None:
+        """Why the MIP refuses ``instance`` (more than :data:`MAX_GPUS` GPUs or
+        :data:`MAX_CELL_NODES` assignment variables), or ``None``."""
+        if instance.n_gpus > MAX_GPUS:
+            return f"{instance.n_gpus} GPUs exceed the MIP's {MAX_GPUS}; use parallelconfig/greedy"
+        if instance.n_gpus * instance.n_nodes > MAX_CELL_NODES:
+            return (
+                f"{instance.n_gpus} GPUs x {instance.n_nodes} nodes exceed the MIP's "
+                f"{MAX_CELL_NODES} assignment variables; use parallelconfig/greedy"
+            )
+        return None
+
+    def start(
+        self,
+        instance: ParallelConfigInstance,
+        configs: list[Config] | None = None,
+        cutoff: float | None = None,
+        **opts: Any,
+    ) -> ParallelConfig | None:
+        """The cheapest greedy packing over ``configs`` (default: all), or ``None`` when it
+        does not meet ``cutoff`` (it would not be a feasible start)."""
+        chosen = list(instance.configurations()) if configs is None else configs
+        value, grid = min((best_packing(instance, d, p) for d, p in chosen), key=lambda b: b[0])
+        return None if cutoff is not None and value > cutoff else from_nodes(instance, grid)
+
+    def _solve(
+        self,
+        instance: ParallelConfigInstance,
+        ctx: SolveContext,
+        *,
+        method: str = "split",
+        symmetry: bool = True,
+    ) -> Attempt:
+        if method not in METHODS:
+            raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+        if not isinstance(symmetry, bool):
+            raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+        search = _Search(self, instance, ctx, symmetry)
+        return search.joint() if method == "joint" else search.split()
+
+
+class _Search:
+    """One call of :class:`GridMipSolver`: the configurations, their bounds, the incumbent."""
+
+    def __init__(
+        self,
+        solver: GridMipSolver,
+        instance: ParallelConfigInstance,
+        ctx: SolveContext,
+        symmetry: bool,
+    ) -> None:
+        t0 = time.perf_counter()
+        self.solver, self.instance, self.ctx, self.symmetry = solver, instance, ctx, symmetry
+        self.bounds: dict[Config, float] = {}
+        stages: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        for d, p in instance.configurations():
+            if p not in stages:
+                stages[p] = instance.model.stages(p)
+            self.bounds[d, p] = lower_bound(instance, d, p, stages[p]).objective
+        self.order = sorted(self.bounds, key=lambda c: (self.bounds[c], c))
+        self.packed: dict[Config, tuple[float, list[list[int]]]] = {}
+        self.best_value = math.inf
+        self.best: ParallelConfig | None = None
+        for c in self.order:  # first pass: the incumbent from the greedy packings
+            if self.bounds[c] >= self.best_value or (self.best is not None and ctx.expired()):
+                break
+            self.packed[c] = best_packing(instance, *c)
+            self.offer(*self.packed[c])
+        self.build_s = time.perf_counter() - t0
+        self.solve_s = 0.0
+
+    def offer(self, value: float, grid: list[list[int]] | ParallelConfig) -> None:
+        """Keep ``grid`` (a node grid or a configuration) if it beats the incumbent."""
+        if value < self.best_value:
+            self.best_value = value
+            self.best = (
+                grid if isinstance(grid, ParallelConfig) else from_nodes(self.instance, grid)
+            )
+
+    def solve(self, configs: list[Config]) -> tuple[TerminationReason, float]:
+        """Solve the model of ``configs`` with the cutoff at the incumbent; what the backend
+        says and the lower bound proven on the best cost of ``configs``."""
+        from topoopt.parallelconfig.formulations.grid_mip import cost_of
+
+        cutoff = self.best_value
+        run = self.solver.run(
+            self.instance, self.ctx, configs=configs, symmetry=self.symmetry, cutoff=cutoff
+        )
+        self.build_s += run.build_s
+        self.solve_s += run.solve_s
+        if run.solution is not None:
+            self.offer(evaluate(self.instance, run.solution), run.solution)
+        outcome = run.outcome
+        bound = min(self.bounds[c] for c in configs)
+        if outcome.termination is TerminationReason.INFEASIBLE:
+            return TerminationReason.OPTIMAL, cutoff  # nothing below the cutoff
+        if outcome.bound is not None:
+            bound = max(bound, min(cost_of(run.model, outcome.bound), cutoff))
+        if outcome.termination is TerminationReason.OPTIMAL:
+            bound = min(bound, self.best_value)  # the backend's tolerance, not a weaker proof
+        return outcome.termination, bound
+
+    def attempt(self, termination: TerminationReason, bound: float, message: str) -> Attempt:
+        """The attempt of the search."""
+        return Attempt(
+            self.best,
+            termination,
+            proven_optimal=termination is TerminationReason.OPTIMAL and self.ctx.rel_gap == 0,
+            bound=min(bound, self.best_value),
+            build_s=self.build_s,
+            solve_s=self.solve_s,
+            message=message,
+        )
+
+    def split(self) -> Attempt:
+        """One model per configuration (module docstring)."""
+        proven: list[float] = []  # what is proven about each configuration examined
+        rest = len(self.order)  # the configurations from here on keep their a priori bound
+        solved = settled = 0
+        termination = TerminationReason.OPTIMAL
+        stopped = False
+        for i, c in enumerate(self.order):
+            if self.bounds[c] >= self.best_value:
+                rest = i
+                break
+            if self.ctx.expired():
+                rest, stopped, termination = i, True, TerminationReason.TIME_LIMIT
+                break
+            if c not in self.packed:
+                self.packed[c] = best_packing(self.instance, *c)
+                self.offer(*self.packed[c])
+            if self.packed[c][0] <= self.bounds[c]:
+                settled += 1
+                proven.append(self.bounds[c])
+                continue
+            outcome, bound = self.solve([c])
+            solved += 1
+            proven.append(bound)
+            if outcome is not TerminationReason.OPTIMAL:
+                termination = outcome
+        left = len(self.order) - rest
+        note = f"{left} not reached (time limit)" if stopped else f"{left} pruned by the incumbent"
+        if termination is not TerminationReason.OPTIMAL and not stopped:
+            note += f"; an ILP ended with {termination.value}"
+        return self.attempt(
+            termination,
+            min([*proven, *(self.bounds[c] for c in self.order[rest:])], default=self.best_value),
+            f"{len(self.order)} (d, p): {solved} solved by the ILP, {settled} settled by their "
+            f"lower bound, {note}",
+        )
+
+    def joint(self) -> Attempt:
+        """One model over every configuration that might beat the incumbent."""
+        keep = [c for c in self.order if self.bounds[c] < self.best_value]
+        if not keep:
+            return self.attempt(
+                TerminationReason.OPTIMAL,
+                self.best_value,
+                "the greedy packing attains every lower bound",
+            )
+        if self.ctx.expired():
+            return self.attempt(TerminationReason.TIME_LIMIT, self.bounds[keep[0]], "no time left")
+        termination, bound = self.solve(keep)
+        return self.attempt(
+            termination, bound, f"one model over {len(keep)} of {len(self.order)} (d, p)"
+        )
