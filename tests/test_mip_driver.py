@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -298,3 +299,23 @@ def test_solve_checks_backend_options_before_building() -> None:
     # solvers without a backend ignore backend settings, like ``backend`` itself
     result = topoopt.solve(inst, "placement/best-fit", backend_options={"no_such_opt": 1})
     assert result.is_ok and result.backend is None
+
+
+def test_checking_highs_options_prints_nothing(tmp_path: Any) -> None:
+    """``solve --json`` stays JSON when backend options are checked (HiGHS prints a banner on
+    stdout when a ``Highs`` object is made; the checker makes its one with stdout closed)."""
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "inst.json"
+    topoopt.save(get_family("gpuselect").examples()[0], path)
+    command = [sys.executable, "-m", "topoopt.cli", "solve", str(path), "--json"]
+    out = subprocess.run(
+        [*command, "--solver", "gpuselect/mip"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] == "optimal"

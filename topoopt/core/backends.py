@@ -15,7 +15,10 @@ highspy 1.15.1, pyscipopt 6.3.0, gurobipy 13.0.3) and ``docs/mip.md``.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -135,10 +138,31 @@ MAX_SEED = 2_147_483_647
 """Seeds are reduced modulo this (the backends take a C ``int``)."""
 
 
+@functools.cache
+def _highs_option_checker() -> Any:
+    """One ``highspy.Highs`` per process for checking option names and values, made with the
+    process's standard output closed: HiGHS prints its banner to it when constructed, which
+    would corrupt ``topoopt solve --json``."""
+    import highspy
+
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        highs = highspy.Highs()
+        highs.setOptionValue("output_flag", False)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+    return highs
+
+
 def _highs_option_errors(options: Mapping[str, Any]) -> list[str]:
     import highspy
 
-    highs = highspy.Highs()
+    highs = _highs_option_checker()
+    highs.resetOptions()
     highs.setOptionValue("output_flag", False)  # unknown names would be printed otherwise
     errors = []
     for name, value in options.items():
