@@ -7,6 +7,10 @@
   tree (bandwidths from a small set, so equal widest paths are common), 1-7 vertices of 0-5
   GPUs (mixed sizes: bin packing may be tight or impossible), random edges with traffic from a
   small set that includes 0, and capacities with little slack (0-3 GPUs in all).
+* :func:`tpa_instances` — :func:`topoopt.partition.generate.tpa_small` with a drawn seed
+  (chain jobs of layer blocks with intra-cluster data, oracle-sized).
+* :func:`intra_instances` — :func:`seeded_small` given random intra-cluster data
+  (:func:`topoopt.partition.generate.with_intra`, nodes of 1-4 GPUs).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from topoopt.partition.generate import small
+from topoopt.core.seeding import make_rng
+from topoopt.partition.generate import small, tpa_small, with_intra
 from topoopt.partition.instance import PartitionInstance
 
 BANDWIDTHS = (1.0, 10.0, 25.0, 100.0)
@@ -60,3 +65,17 @@ def packing_instances(draw: st.DrawFn, max_vertices: int = 7) -> PartitionInstan
 def any_instances() -> st.SearchStrategy[PartitionInstance]:
     """Either strategy."""
     return st.one_of(seeded_small(), packing_instances())
+
+
+@st.composite
+def tpa_instances(draw: st.DrawFn) -> PartitionInstance:
+    """One instance of :func:`~topoopt.partition.generate.tpa_small` with a drawn seed."""
+    return tpa_small(draw(st.integers(0, 2**32 - 1)), count=1)[0]
+
+
+@st.composite
+def intra_instances(draw: st.DrawFn) -> PartitionInstance:
+    """A :func:`seeded_small` instance with random intra-cluster data."""
+    base = draw(seeded_small())
+    rng = make_rng(draw(st.integers(0, 2**32 - 1)))
+    return with_intra(base, rng, node_gpus=draw(st.integers(1, 4)))

@@ -49,6 +49,19 @@ def _positive(value: Any, path: str, maximum: float, minimum: float = 0.0) -> fl
     return number
 
 
+def bandwidth(value: Any, path: str) -> float:
+    """A GPU-to-GPU bandwidth in Gb/s (``intra_node_gbps``, ``inter_node_gbps``): a finite number
+    ``> 0`` within :data:`~topoopt.parallelconfig.schema.GBPS_RANGE`.
+
+    Examples
+    --------
+    >>> bandwidth(800, "intra_node_gbps")
+    800.0
+    """
+    low, high = GBPS_RANGE
+    return _positive(value, path, high, low)
+
+
 def _pair(item: Any, path: str) -> Sequence[Any]:
     """``item`` as a two-element sequence (not a string)."""
     if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
@@ -102,6 +115,22 @@ class Node:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object."""
         return {"name": self.name, "gpus": self.gpus}
+
+
+def parse_nodes(nodes: Any, path: str = "nodes") -> tuple[Node, ...]:
+    """At least one :class:`Node` (objects, JSON objects or ``(name, gpus)`` pairs) with unique
+    names, within the ``parallelconfig_nodes`` and ``parallelconfig_gpus`` limits; errors name
+    ``path[i]``."""
+    raw = v.as_tuple(nodes, path, min_len=1)
+    limits.check("parallelconfig_nodes", len(raw), path, f"{len(raw)} nodes")
+    parsed = []
+    for i, item in enumerate(raw):
+        with v.within(f"{path}[{i}]"):
+            parsed.append(Node.from_any(item))
+    v.unique_names([n.name for n in parsed], path)
+    total = sum(n.gpus for n in parsed)
+    limits.check("parallelconfig_gpus", total, path, f"{total} GPUs")
+    return tuple(parsed)
 
 
 @dataclass(frozen=True)
@@ -295,19 +324,9 @@ class ParallelConfigInstance(Instance["ParallelConfigResult"]):
         put = object.__setattr__
         put(self, "name", v.as_str(name, "name"))
         put(self, "labels", v.as_labels({} if labels is None else labels, "labels"))
-        raw = v.as_tuple(nodes, "nodes", min_len=1)
-        limits.check("parallelconfig_nodes", len(raw), "nodes", f"{len(raw)} nodes")
-        parsed = []
-        for i, item in enumerate(raw):
-            with v.within(f"nodes[{i}]"):
-                parsed.append(Node.from_any(item))
-        v.unique_names([n.name for n in parsed], "nodes")
-        total = sum(n.gpus for n in parsed)
-        limits.check("parallelconfig_gpus", total, "nodes", f"{total} GPUs")
-        put(self, "nodes", tuple(parsed))
-        low, high = GBPS_RANGE
-        put(self, "intra_node_gbps", _positive(intra_node_gbps, "intra_node_gbps", high, low))
-        put(self, "inter_node_gbps", _positive(inter_node_gbps, "inter_node_gbps", high, low))
+        put(self, "nodes", parse_nodes(nodes))
+        put(self, "intra_node_gbps", bandwidth(intra_node_gbps, "intra_node_gbps"))
+        put(self, "inter_node_gbps", bandwidth(inter_node_gbps, "inter_node_gbps"))
         with v.within("model"):
             put(self, "model", TrainingModel.from_any(model))
         put(self, "alpha", v.as_float(alpha, "alpha", minimum=0, maximum=MAX_WEIGHT))

@@ -230,26 +230,46 @@ def metrics(instance: ParallelConfigInstance, config: ParallelConfig) -> dict[st
     }
 
 
+def config_to_json(config: ParallelConfig) -> dict[str, Any]:
+    """JSON form ``{"d": 2, "p": 2, "grid": [["n0/0", "n0/1"], ["n1/0", "n1/1"]]}`` (needs no
+    instance; also used inside partition solutions)."""
+    return {"d": config.d, "p": config.p, "grid": [list(row) for row in config.grid]}
+
+
+def config_from_json(data: Any, path: str = "solution") -> ParallelConfig:
+    """Read ``{"d": 2, "p": 2, "grid": [[...], [...]]}`` (``d`` and ``p`` optional, but when
+    given they must match the grid); errors name ``path.grid``, ``path.d``, ...
+
+    Examples
+    --------
+    >>> config_from_json({"d": 2, "grid": [["a/0"]]}, "configs.c0")
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidSolutionError: configs.c0.d: is 2 but the grid has 1
+    """
+    grid = data.get("grid") if isinstance(data, Mapping) else None
+    if not isinstance(grid, list) or not all(
+        isinstance(row, list) and all(isinstance(g, str) for g in row) for row in grid
+    ):
+        raise InvalidSolutionError(f"{path}.grid: must be a list of replicas, each a list of GPUs")
+    config = ParallelConfig.of(grid)
+    for key in ("d", "p"):
+        if key in data and data[key] != getattr(config, key):
+            raise InvalidSolutionError(
+                f"{path}.{key}: is {data[key]!r} but the grid has {getattr(config, key)}"
+            )
+    return config
+
+
 def to_dict(instance: ParallelConfigInstance, config: ParallelConfig) -> dict[str, Any]:
     """JSON form ``{"d": 2, "p": 2, "grid": [["n0/0", "n0/1"], ["n1/0", "n1/1"]]}``."""
-    return {"d": config.d, "p": config.p, "grid": [list(row) for row in config.grid]}
+    return config_to_json(config)
 
 
 def from_dict(instance: ParallelConfigInstance, data: Mapping[str, Any]) -> ParallelConfig:
     """Read ``{"d": 2, "p": 2, "grid": [[...], [...]]}`` (``d`` and ``p`` optional, but when
     given they must match the grid)."""
-    grid = data.get("grid") if isinstance(data, Mapping) else None
-    if not isinstance(grid, list) or not all(
-        isinstance(row, list) and all(isinstance(g, str) for g in row) for row in grid
-    ):
-        raise InvalidSolutionError("solution.grid: must be a list of replicas, each a list of GPUs")
-    config = ParallelConfig.of(grid)
-    for key in ("d", "p"):
-        if key in data and data[key] != getattr(config, key):
-            raise InvalidSolutionError(
-                f"solution.{key}: is {data[key]!r} but the grid has {getattr(config, key)}"
-            )
-    return config
+    return config_from_json(data)
 
 
 def describe(instance: ParallelConfigInstance, config: ParallelConfig) -> str:

@@ -8,12 +8,20 @@ reciprocal widest-path bandwidth (:mod:`topoopt.partition.solution`).
 Solvers (``topoopt.solvers_for("partition")``): the exact MIP, SpiderFlow's greedy low-cut
 heuristic, a DT-FM-style genetic search, METIS, the two-level Heuristic-ILP and the enumeration
 oracle.
+
+``partition/heuristic-ilp`` is SpiderFlow's two-level TPA (Table 2's Heuristic-ILP): greedy
+low-cut between the clusters, then the ``parallelconfig`` ILP inside each cluster. It needs the
+optional intra-cluster data of the instance (nodes per cluster, a block of layers per vertex, the
+training figures; :attr:`PartitionInstance.has_intra`), builds each cluster's sub-problem with
+:mod:`topoopt.partition.intra` and returns the assignment with a configuration per cluster
+(:attr:`Assignment.configs`); the objective stays eq. 9, the metrics add the per-cluster times and
+a step-time estimate.
 """
 
 from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.partition import generate
 from topoopt.partition import solution as _solution
-from topoopt.partition.instance import Cluster, Edge, PartitionInstance, Vertex
+from topoopt.partition.instance import Cluster, Edge, PartitionInstance, Training, Vertex
 from topoopt.partition.result import PartitionResult
 from topoopt.partition.schema import LIMITS, SCHEMA
 from topoopt.partition.solution import Assignment, check, evaluate
@@ -67,6 +75,7 @@ __all__ = [
     "Edge",
     "PartitionInstance",
     "PartitionResult",
+    "Training",
     "Vertex",
     "check",
     "evaluate",

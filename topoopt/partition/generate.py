@@ -8,6 +8,16 @@ per stage), and random *extra* edges with small traffic until the graph has the 
 count (other collectives, embedding sharing). Clusters come from
 :func:`topoopt.crosscluster.random.random_links` (heterogeneous bandwidths, no latency) with
 capacities in whole units of ``gpus`` GPUs, ``slack`` times the job in all, split at random.
+
+The ``tpa-*`` suites carry the intra-cluster data of the two-level Heuristic-ILP
+(:mod:`topoopt.partition.intra`): the job is a chain of layer blocks ``b0 .. b{n-1}`` (each a
+vertex with its GPUs, ``compute_s`` and ``param_bytes``; the first and last also hold the
+embeddings and the head) with an *activation* edge between consecutive blocks — ``A · M /
+10⁹`` GB per step, the activation bytes of a micro-batch boundary times the micro-batches — and
+a few *skip* edges (residual or tied-embedding traffic, 10–50 % of that); clusters are nodes
+of GPUs (capacity = the GPUs of the nodes) with intra- and inter-node bandwidths. Figures are
+drawn from a few values per instance (the blocks of one model are alike), in the ranges of
+:mod:`topoopt.parallelconfig.generate`; they are synthetic, as SpiderFlow gives none.
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
 from topoopt.crosscluster.random import random_links
-from topoopt.partition.instance import PartitionInstance
+from topoopt.parallelconfig.instance import Node
+from topoopt.partition.instance import Cluster, PartitionInstance, Training, Vertex
 
 MAX_COUNT = 10_000
 """Most instances one generator call makes."""
@@ -32,6 +43,20 @@ DP_TRAFFIC = (4.0, 12.0)
 """Range of the gradient traffic of a stage's data-parallel ring."""
 EXTRA_TRAFFIC = (0.1, 1.0)
 """Range of the traffic of a random extra edge."""
+INTRA_NODE_GBPS = (600.0, 2400.0)
+"""Intra-node bandwidths of the ``tpa`` suites (PCIe-class, NVLink-class; Gb/s)."""
+INTER_NODE_GBPS = (100.0, 200.0, 400.0)
+"""Inter-node bandwidths of the ``tpa`` suites (Gb/s)."""
+BLOCK_COMPUTE_S = (0.004, 0.006, 0.008)
+"""Forward + backward time of one layer block per micro-batch (s)."""
+BLOCK_PARAM_BYTES = (1e8, 2e8, 4e8)
+"""Gradient bytes of one layer block (50–200 M parameters in bf16)."""
+ACTIVATION_BYTES = (8e6, 16e6, 32e6)
+"""Bytes crossing a block boundary per micro-batch (forward plus backward)."""
+SKIP_SHARE = (0.1, 0.5)
+"""Range of a skip edge's traffic as a share of an activation edge's."""
+END_BLOCK = (1.5, 2.0)
+"""Compute and gradient factors of the first and last blocks (embeddings, head)."""
 
 
 def job_graph(
@@ -145,9 +170,191 @@ def table2(seed: int = 0, count: int = 3, vertices: int = 128) -> list[Partition
     ]
 
 
+def _training(rng: np.random.Generator, micro_batches: tuple[int, ...]) -> Training:
+    return Training(float(rng.choice(ACTIVATION_BYTES)), int(rng.choice(micro_batches)))
+
+
+def _bandwidths(rng: np.random.Generator) -> tuple[float, float]:
+    return float(rng.choice(INTRA_NODE_GBPS)), float(rng.choice(INTER_NODE_GBPS))
+
+
+def with_intra(
+    instance: PartitionInstance,
+    rng: np.random.Generator,
+    *,
+    node_gpus: int = 4,
+    micro_batches: tuple[int, ...] = (2, 4, 8),
+) -> PartitionInstance:
+    """``instance`` with random intra-cluster data: each cluster's capacity on nodes of
+    ``node_gpus`` GPUs (the last one smaller), every vertex (of at least one GPU) a layer block,
+    a training; the eq. 9 problem is unchanged.
+
+    Examples
+    --------
+    >>> inst = with_intra(small(seed=1, count=1)[0], make_rng(0))
+    >>> inst.has_intra, inst == PartitionInstance.from_dict(inst.to_dict())
+    (True, True)
+    """
+    clusters = []
+    for cluster in instance.clusters:
+        full, rest = divmod(cluster.capacity_gpus, node_gpus)
+        sizes = [node_gpus] * full + ([rest] if rest else [])
+        if not sizes:
+            clusters.append(cluster)
+            continue
+        nodes = tuple(Node(f"n{i}", size) for i, size in enumerate(sizes))
+        clusters.append(Cluster(cluster.name, cluster.capacity_gpus, nodes, *_bandwidths(rng)))
+    compute, params = float(rng.choice(BLOCK_COMPUTE_S)), float(rng.choice(BLOCK_PARAM_BYTES))
+    vertices = [Vertex(u.name, u.gpus, compute, params) for u in instance.vertices]
+    return PartitionInstance(
+        instance.name,
+        clusters,
+        instance.graph.to_dicts(),
+        vertices,
+        instance.edges,
+        labels=instance.labels,
+        training=_training(rng, micro_batches),
+    )
+
+
+def _packs(capacities: list[int], sizes: list[int]) -> bool:
+    """Whether first-fit decreasing packs ``sizes`` into ``capacities`` (exact for sizes 1
+    and 2, the sizes the ``tpa`` suites use)."""
+    room = sorted(capacities, reverse=True)
+    for size in sorted(sizes, reverse=True):
+        fit = next((i for i, left in enumerate(room) if left >= size), None)
+        if fit is None:
+            return False
+        room[fit] -= size
+    return True
+
+
+def chain_job(
+    rng: np.random.Generator,
+    gpus: list[int],
+    training: Training,
+    *,
+    skips: int,
+) -> tuple[list[Vertex], list[tuple[str, str, float]]]:
+    """Layer blocks ``b0 ..`` with ``gpus`` GPUs each, their activation edges and ``skips``
+    random skip edges (module docstring)."""
+    n = len(gpus)
+    compute, params = float(rng.choice(BLOCK_COMPUTE_S)), float(rng.choice(BLOCK_PARAM_BYTES))
+    vertices = []
+    for i, g in enumerate(gpus):
+        end = i in (0, n - 1)
+        factor_c, factor_p = END_BLOCK if end else (1.0, 1.0)
+        vertices.append(Vertex(f"b{i}", g, round(compute * factor_c, 6), params * factor_p))
+    traffic = round(training.activation_bytes * training.micro_batches / 1e9, 4)
+    edges = {(i, i + 1): traffic for i in range(n - 1)}
+    pairs = [(i, j) for i in range(n) for j in range(i + 2, n)]
+    for k in rng.permutation(len(pairs))[: min(skips, len(pairs))]:
+        edges[pairs[int(k)]] = round(traffic * float(rng.uniform(*SKIP_SHARE)), 4)
+    return vertices, [(f"b{i}", f"b{j}", t) for (i, j), t in sorted(edges.items())]
+
+
+def tpa_instance(
+    rng: np.random.Generator,
+    name: str,
+    node_counts: list[list[int]],
+    gpus: list[int],
+    *,
+    skips: int,
+    micro_batches: tuple[int, ...],
+) -> PartitionInstance:
+    """A chain job of blocks with ``gpus`` GPUs on clusters ``c0 ..`` whose nodes have
+    ``node_counts[c]`` GPUs (capacity = their sum), random links between the clusters."""
+    training = _training(rng, micro_batches)
+    vertices, edges = chain_job(rng, gpus, training, skips=skips)
+    clusters = [
+        Cluster(
+            f"c{c}",
+            sum(nodes),
+            tuple(Node(f"n{k}", g) for k, g in enumerate(nodes)),
+            *_bandwidths(rng),
+        )
+        for c, nodes in enumerate(node_counts)
+    ]
+    links = random_links(rng, len(clusters), extra_links=len(clusters), latency=False)
+    return PartitionInstance(
+        name,
+        clusters,
+        links,
+        vertices,
+        edges,
+        labels={"size": f"{len(vertices)}/{len(edges)}"},
+        training=training,
+    )
+
+
+def tpa_small(seed: int = 0, count: int = 20) -> list[PartitionInstance]:
+    """``count`` chain jobs of 4–8 blocks of 1–2 GPUs with 0–2 skip edges on 2–3 clusters of 1–2
+    nodes of 2 or 4 GPUs: the partition oracle enumerates them at once and every cluster's
+    sub-problem (at most 8 GPUs) is within ``parallelconfig/enumerate``'s reach."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        nodes = [
+            [int(rng.choice([2, 4])) for _ in range(int(rng.integers(1, 3)))]
+            for _ in range(int(rng.integers(2, 4)))
+        ]
+        capacities = [sum(c) for c in nodes]
+        gpus = [int(rng.integers(1, 3)) for _ in range(int(rng.integers(4, 9)))]
+        while not _packs(capacities, gpus):  # blocks of 1 GPU, then fewer (4 GPUs at least)
+            if max(gpus) > 1:
+                gpus[gpus.index(max(gpus))] = 1
+            else:
+                gpus.pop()
+        out.append(
+            tpa_instance(
+                rng,
+                f"tpa-small-{seed}-{i}",
+                nodes,
+                gpus,
+                skips=int(rng.integers(0, 3)),
+                micro_batches=(2, 4, 8),
+            )
+        )
+    return out
+
+
+def tpa_64(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
+    """``count`` chain jobs of 64 blocks of 2 GPUs with 8 skip edges on 4–8 clusters of 2–8
+    nodes of 8 GPUs (SpiderFlow's simulated clusters, §5.5 and A.3), at least 1.25 times the
+    job's 128 GPUs in all (nodes are added to random clusters until then)."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    rng = make_rng(seed)
+    blocks, block_gpus, node_gpus, most_nodes = 64, 2, 8, 8
+    out = []
+    for i in range(count):
+        nodes = [
+            [node_gpus] * int(rng.integers(2, most_nodes + 1))
+            for _ in range(int(rng.integers(4, 9)))
+        ]
+        while sum(map(sum, nodes)) < math.ceil(1.25 * blocks * block_gpus):
+            open_ = [c for c, n in enumerate(nodes) if len(n) < most_nodes]
+            nodes[open_[int(rng.integers(0, len(open_)))]].append(node_gpus)
+        out.append(
+            tpa_instance(
+                rng,
+                f"tpa-64-{seed}-{i}",
+                nodes,
+                [block_gpus] * blocks,
+                skips=8,
+                micro_batches=(8, 16, 32),
+            )
+        )
+    return out
+
+
 def examples() -> list[PartitionInstance]:
     """Fixed small instances for the conformance suite: a 2 × 2 job that fits one cluster, and
-    random small ones."""
+    random small ones, all with intra-cluster data (:func:`with_intra`, so that every solver,
+    the two-level Heuristic-ILP among them, runs on them; the eq. 9 problems are those of the
+    plain instances)."""
     fits = PartitionInstance(
         "fits-one",
         [("c0", 8), ("c1", 4), ("c2", 4)],
@@ -160,7 +367,8 @@ def examples() -> list[PartitionInstance]:
             ("s1r0", "s1r1", 5.0),
         ],
     )
-    return [fits, *small(seed=5, count=4)]
+    rng = make_rng(5)
+    return [with_intra(inst, rng) for inst in [fits, *small(seed=5, count=4)]]
 
 
 def _table2_512(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
@@ -171,5 +379,7 @@ GENERATORS: dict[str, Callable[..., list[PartitionInstance]]] = {
     "small": small,
     "table2-128": table2,
     "table2-512": _table2_512,
+    "tpa-small": tpa_small,
+    "tpa-64": tpa_64,
 }
 """Suites for ``topoopt instances generate partition --suite NAME --seed N``."""

@@ -3,6 +3,8 @@ an :class:`~topoopt.partition.solution.Assignment`, with the metrics as typed pr
 
 from __future__ import annotations
 
+import math
+
 from topoopt.core.result import Result
 from topoopt.partition.solution import Assignment
 
@@ -24,3 +26,10 @@ class PartitionResult(Result[Assignment]):
     def clusters_used(self) -> float:
         """Clusters holding at least one vertex; ``nan`` without a solution."""
         return self.metric("clusters_used")
+
+    @property
+    def step_time_s(self) -> float:
+        """Two-level solutions (with per-cluster configurations): the step-time estimate
+        ``max_c T_c + 8 · cut`` in seconds (``docs/partition.md``, "Heuristic-ILP"); ``nan``
+        without a solution or without configurations."""
+        return float(self.metrics.get("step_time_s", math.nan))

@@ -4,12 +4,20 @@
 before :class:`~topoopt.partition.instance.PartitionInstance` checks what a schema cannot state:
 unique cluster and vertex names, links between known clusters (one per pair, a connected
 graph), edges between known and distinct vertices (one per pair), every vertex fitting some
-cluster and all vertices fitting the clusters together.
+cluster and all vertices fitting the clusters together; and for the optional intra-cluster
+data (Heuristic-ILP): a cluster's ``nodes``, ``intra_node_gbps`` and ``inter_node_gbps``
+given together, its nodes holding at least its capacity, a vertex's ``compute_s`` (> 0) and
+``param_bytes`` given together, on a vertex of at least one GPU. The intra-cluster fields
+reuse the parallelconfig schema's definitions (:mod:`topoopt.parallelconfig.schema`).
 """
 
 from __future__ import annotations
 
 from topoopt.core.schema import NAME, array, instance_schema, integer, number, obj
+from topoopt.parallelconfig.schema import LAYER, MODEL, NODE
+from topoopt.parallelconfig.schema import SCHEMA as PARALLELCONFIG_SCHEMA
+
+_PC = PARALLELCONFIG_SCHEMA["properties"]
 
 LIMITS = {
     "partition_clusters": (100_000, "clusters of a partition instance"),
@@ -22,9 +30,17 @@ CLUSTER = obj(
     {
         "name": NAME,
         "capacity_gpus": integer(0, description="GPUs the job may use in this cluster."),
+        "nodes": array(
+            NODE,
+            min_items=1,
+            description="Optional (Heuristic-ILP): the nodes of the GPUs the job may use, at "
+            "least capacity_gpus in all; with intra_node_gbps and inter_node_gbps.",
+        ),
+        "intra_node_gbps": _PC["intra_node_gbps"],
+        "inter_node_gbps": _PC["inter_node_gbps"],
     },
     ["name", "capacity_gpus"],
-    "A cluster and the GPUs the job may use there.",
+    "A cluster and the GPUs the job may use there (optionally on which nodes).",
 )
 
 LINK = obj(
@@ -39,9 +55,26 @@ LINK = obj(
 )
 
 VERTEX = obj(
-    {"name": NAME, "gpus": integer(0, description="GPUs of this compute unit.")},
+    {
+        "name": NAME,
+        "gpus": integer(0, description="GPUs of this compute unit."),
+        "compute_s": LAYER["properties"]["compute_s"],
+        "param_bytes": LAYER["properties"]["param_bytes"],
+    },
     ["name", "gpus"],
-    "A compute unit of the job (e.g. pipeline stage s of DP replica r).",
+    "A compute unit of the job (e.g. pipeline stage s of DP replica r); with compute_s and "
+    "param_bytes (together) a block of layers of the model (Heuristic-ILP).",
+)
+
+TRAINING = obj(
+    {
+        "activation_bytes": MODEL["properties"]["activation_bytes"],
+        "micro_batches": MODEL["properties"]["micro_batches"],
+        "alpha": _PC["alpha"],
+        "beta": _PC["beta"],
+    },
+    ["activation_bytes", "micro_batches"],
+    "Optional (Heuristic-ILP): the training figures of every cluster's sub-problem.",
 )
 
 EDGE = obj(
@@ -68,6 +101,7 @@ SCHEMA = instance_schema(
             ["vertices", "edges"],
             "The job's communication graph.",
         ),
+        "training": TRAINING,
     },
     ["clusters", "links", "graph"],
 )
