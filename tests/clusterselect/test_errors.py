@@ -3,21 +3,25 @@ dict, a file through the CLI, in-code construction or a networkx graph; good inp
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 
 import topoopt
-from topoopt.cli import main
 from topoopt.clusterselect import ClusterSelectInstance
 from topoopt.clusterselect.generate import examples, fig2
 from topoopt.core.errors import InvalidInstanceError
+from topoopt.testing.input_errors import (
+    Change,
+    assert_cli_exits_2,
+    assert_load_names,
+    edited,
+    setter,
+)
 
 from .strategies import instances
 
@@ -26,16 +30,6 @@ def base() -> dict[str, Any]:
     """Fig. 2 as JSON: links[0] a-b, [1] b-c, [2] c-d, [3] a-e, [4] a-g, [5] e-f, [6] f-g,
     [7] d-f; clusters a, b, c, d, e (12), f (2), g (12); demand 16 from source a."""
     return fig2().to_dict()
-
-
-def setter(*path: Any, value: Any) -> Callable[[dict], None]:
-    def change(data: dict) -> None:
-        target = data
-        for step in path[:-1]:
-            target = target[step]
-        target[path[-1]] = value
-
-    return change
 
 
 def drop_links_of(cluster: str) -> Callable[[dict], None]:
@@ -109,34 +103,22 @@ JSON_CASES = [
 ALL_CASES = CONSTRUCTOR_CASES + JSON_CASES
 
 
-def bad(change: Callable[[dict], None]) -> dict[str, Any]:
-    data = copy.deepcopy(base())
-    change(data)
-    return data
+def bad(change: Change) -> dict[str, Any]:
+    return edited(base(), change)
 
 
 @pytest.mark.parametrize(
     ("change", "field", "words"), [c[1:] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES]
 )
 def test_load_dict_names_the_field(change, field: str, words: str) -> None:
-    with pytest.raises(InvalidInstanceError) as info:
-        topoopt.load(bad(change))
-    assert info.value.field == field
-    assert str(info.value).startswith(f"{field}: ")
-    assert words in str(info.value)
+    assert_load_names(bad(change), field, words)
 
 
 @pytest.mark.parametrize(
     ("change", "field", "words"), [c[1:] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES]
 )
 def test_cli_solve_bad_file_exits_2_with_one_line(tmp_path, change, field: str, words: str) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(bad(change)))
-    out = CliRunner().invoke(main, ["solve", str(path), "-s", "clusterselect/spinsearch"])
-    assert out.exit_code == 2, (out.exit_code, out.stdout, out.stderr)
-    assert out.stderr.endswith("\n") and out.stderr.count("\n") == 1, out.stderr
-    assert out.stderr.startswith(f"error: {field}: ")
-    assert words in out.stderr
+    assert_cli_exits_2(tmp_path, bad(change), "clusterselect/spinsearch", field, words)
 
 
 def in_code(data: dict[str, Any]) -> ClusterSelectInstance:

@@ -4,17 +4,14 @@ dict, a file through the CLI or in-code construction; bad solutions are named by
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 
 import topoopt
-from topoopt.cli import main
 from topoopt.core.errors import InvalidInstanceError, InvalidSolutionError
 from topoopt.parallelconfig import (
     FAMILY,
@@ -25,6 +22,14 @@ from topoopt.parallelconfig import (
 )
 from topoopt.parallelconfig.generate import GENERATORS, examples, worked
 from topoopt.parallelconfig.solution import from_dict, to_dict
+from topoopt.testing.input_errors import (
+    Change,
+    assert_cli_exits_2,
+    assert_load_names,
+    both,
+    edited,
+    setter,
+)
 
 from .strategies import instances
 
@@ -32,24 +37,6 @@ from .strategies import instances
 def base() -> dict[str, Any]:
     """The worked example as JSON: nodes n0 (4), n1 (4); 8 layers; M = 8."""
     return worked().to_dict()
-
-
-def setter(*path: Any, value: Any) -> Callable[[dict], None]:
-    def change(data: dict) -> None:
-        target = data
-        for step in path[:-1]:
-            target = target[step]
-        target[path[-1]] = value
-
-    return change
-
-
-def both(*changes: Callable[[dict], None]) -> Callable[[dict], None]:
-    def change(data: dict) -> None:
-        for c in changes:
-            c(data)
-
-    return change
 
 
 def parallelism(d: Any, p: Any) -> Callable[[dict], None]:
@@ -143,34 +130,22 @@ JSON_CASES = [
 ALL_CASES = CONSTRUCTOR_CASES + JSON_CASES
 
 
-def bad(change: Callable[[dict], None]) -> dict[str, Any]:
-    data = copy.deepcopy(base())
-    change(data)
-    return data
+def bad(change: Change) -> dict[str, Any]:
+    return edited(base(), change)
 
 
 @pytest.mark.parametrize(
     ("change", "field", "words"), [c[1:] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES]
 )
 def test_load_dict_names_the_field(change, field: str, words: str) -> None:
-    with pytest.raises(InvalidInstanceError) as info:
-        topoopt.load(bad(change))
-    assert info.value.field == field
-    assert str(info.value).startswith(f"{field}: ")
-    assert words in str(info.value)
+    assert_load_names(bad(change), field, words)
 
 
 @pytest.mark.parametrize(
     ("change", "field", "words"), [c[1:] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES]
 )
 def test_cli_solve_bad_file_exits_2_with_one_line(tmp_path, change, field: str, words: str) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(bad(change)))
-    out = CliRunner().invoke(main, ["solve", str(path), "-s", "parallelconfig/greedy"])
-    assert out.exit_code == 2, (out.exit_code, out.stdout, out.stderr)
-    assert out.stderr.endswith("\n") and out.stderr.count("\n") == 1, out.stderr
-    assert out.stderr.startswith(f"error: {field}: ")
-    assert words in out.stderr
+    assert_cli_exits_2(tmp_path, bad(change), "parallelconfig/greedy", field, words)
 
 
 def in_code(data: dict[str, Any]) -> ParallelConfigInstance:

@@ -24,6 +24,7 @@ from topoopt.partition.formulations import cut_mip
 from topoopt.partition.generate import examples, job_instance, small, table2
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment, check, evaluate
+from topoopt.testing.input_errors import assert_cli_exits_2, assert_load_names, edited, setter
 
 BACKENDS = [b for b in ("highs", "scip") if b in available_backends()]
 
@@ -45,35 +46,37 @@ def tiny() -> dict[str, Any]:
 # ------------------------------------------------------------------------------ bad input
 
 
+def _key(part: str) -> int | str:
+    return int(part) if part.isdigit() else part
+
+
 def _broken(path: str, value: Any) -> dict[str, Any]:
-    data = tiny()
-    target: Any = data
-    *parents, last = path.split(".")
-    for part in parents:
-        target = target[int(part)] if part.isdigit() else target[part]
-    target[int(last) if last.isdigit() else last] = value
-    return data
+    return edited(tiny(), setter(*map(_key, path.split(".")), value=value))
 
 
-@pytest.mark.parametrize(
-    ("path", "value", "field", "rule"),
-    [
-        ("links.0.b", "c9", "links[0].b", "unknown cluster 'c9'"),
-        ("clusters.1.capacity_gpus", -1, "clusters[1].capacity_gpus", "non-negative"),
-        ("graph.edges.0.v", "s7", "graph.edges[0].v", "unknown vertex 's7'"),
-        ("graph.edges.0.v", "s0", "graph.edges[0].v", "two vertices"),
-        ("graph.edges.0.traffic", -1.0, "graph.edges[0].traffic", "non-negative"),
-        ("graph.vertices.0.gpus", 32, "graph.vertices[0].gpus", "largest cluster holds 16"),
-        ("graph.vertices.1.gpus", 16, "graph.vertices", "need 24 GPUs but the clusters hold 20"),
-        ("links.0.bandwidth_gbps", 0.0, "links[0].bandwidth_gbps", "> 0"),
-        ("graph.vertices.1.name", "s0", "graph.vertices[1]", "duplicate name 's0'"),
-    ],
-)
+BAD_INPUT = [
+    ("links.0.b", "c9", "links[0].b", "unknown cluster 'c9'"),
+    ("clusters.1.capacity_gpus", -1, "clusters[1].capacity_gpus", "non-negative"),
+    ("graph.edges.0.v", "s7", "graph.edges[0].v", "unknown vertex 's7'"),
+    ("graph.edges.0.v", "s0", "graph.edges[0].v", "two vertices"),
+    ("graph.edges.0.traffic", -1.0, "graph.edges[0].traffic", "non-negative"),
+    ("graph.vertices.0.gpus", 32, "graph.vertices[0].gpus", "largest cluster holds 16"),
+    ("graph.vertices.1.gpus", 16, "graph.vertices", "need 24 GPUs but the clusters hold 20"),
+    ("links.0.bandwidth_gbps", 0.0, "links[0].bandwidth_gbps", "> 0"),
+    ("graph.vertices.1.name", "s0", "graph.vertices[1]", "duplicate name 's0'"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field", "rule"), BAD_INPUT)
 def test_bad_input_names_the_field(path: str, value: Any, field: str, rule: str) -> None:
-    with pytest.raises(InvalidInstanceError) as caught:
-        topoopt.load(_broken(path, value))
-    assert caught.value.field == field
-    assert rule in caught.value.rule
+    assert_load_names(_broken(path, value), field, rule)
+
+
+@pytest.mark.parametrize(("path", "value", "field", "rule"), BAD_INPUT)
+def test_cli_solve_bad_file_exits_2_with_one_line(
+    tmp_path: Path, path: str, value: Any, field: str, rule: str
+) -> None:
+    assert_cli_exits_2(tmp_path, _broken(path, value), "partition/greedy-lowcut", field, rule)
 
 
 def test_disconnected_clusters_and_duplicate_edges_are_refused() -> None:
