@@ -48,6 +48,15 @@ MAX_CELL_NODES = 100_000
 Config = tuple[int, int]
 
 
+def check_options(method: Any, symmetry: Any) -> None:
+    """Raise :class:`InvalidOptionError` unless ``method`` is one of :data:`METHODS` and
+    ``symmetry`` a bool (the options of ``parallelconfig/mip``)."""
+    if method not in METHODS:
+        raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+    if not isinstance(symmetry, bool):
+        raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+
+
 @register_solver
 class GridMipSolver(MipSolver):
     """Exact ILP per (d, p) by increasing lower bound, pruned by the incumbent (SpiderFlow §4.2).
@@ -96,10 +105,7 @@ class GridMipSolver(MipSolver):
         method: str = "split",
         symmetry: bool = True,
     ) -> Attempt:
-        if method not in METHODS:
-            raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
-        if not isinstance(symmetry, bool):
-            raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+        check_options(method, symmetry)
         search = _Search(self, instance, ctx, symmetry)
         return search.joint() if method == "joint" else search.split()
 

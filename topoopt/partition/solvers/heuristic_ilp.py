@@ -32,14 +32,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from topoopt.core.errors import InvalidOptionError, TopooptError
+from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_solver, register_solver
 from topoopt.core.result import Result
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.parallelconfig.instance import ParallelConfigInstance
 from topoopt.parallelconfig.solution import ParallelConfig
-from topoopt.parallelconfig.solvers.mip import METHODS
+from topoopt.parallelconfig.solvers.mip import check_options
 from topoopt.partition import intra
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solvers.moves import too_large
@@ -92,10 +92,7 @@ class HeuristicIlpSolver(Solver):
         method: str = "split",
         symmetry: bool = True,
     ) -> Attempt:
-        if method not in METHODS:
-            raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
-        if not isinstance(symmetry, bool):
-            raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+        check_options(method, symmetry)
         greedy = get_solver(HEURISTIC).solve(instance, time_limit=_limit(ctx), seed=ctx.seed)
         if greedy.solution is None:
             return Attempt(None, greedy.termination, message=f"greedy-lowcut: {greedy.message}")
