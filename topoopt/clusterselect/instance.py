@@ -23,7 +23,7 @@ from topoopt.clusterselect.schema import LIMITS
 from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.family import Instance
 from topoopt.core.safejson import FileAccess
 from topoopt.crosscluster.graph import ClusterGraph, Link
 
@@ -168,13 +168,7 @@ class ClusterSelectInstance(Instance["ClusterSelectResult"]):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the instance (``source`` and ``labels`` only when set)."""
-        out: dict[str, Any] = {
-            "family": self.family,
-            "format_version": FORMAT_VERSION,
-            "name": self.name,
-        }
-        if self.labels:
-            out["labels"] = dict(self.labels)
+        out = self.json_header()
         out["clusters"] = [c.to_dict() for c in self.clusters]
         out["links"] = self.graph.to_dicts()
         out["demand"] = self.demand

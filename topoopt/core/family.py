@@ -47,6 +47,19 @@ class Instance(ABC, Generic[ResultT]):
     def to_dict(self) -> dict[str, Any]:
         """The instance as the JSON object of its family (``family``, ``format_version``, ...)."""
 
+    def json_header(self) -> dict[str, Any]:
+        """The keys every instance's JSON object starts with: ``family``, ``format_version``,
+        ``name`` and, when the instance has non-empty ``labels``, ``labels``."""
+        out: dict[str, Any] = {
+            "family": self.family,
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+        }
+        labels = getattr(self, "labels", None)
+        if labels:
+            out["labels"] = dict(labels)
+        return out
+
     @classmethod
     @abstractmethod
     def from_dict(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.family import Instance
 from topoopt.core.safejson import FileAccess
 from topoopt.parallelconfig.schema import GBPS_RANGE, LIMITS, MAX_BYTES, MAX_COMPUTE_S, MAX_WEIGHT
 
@@ -426,13 +426,7 @@ class ParallelConfigInstance(Instance["ParallelConfigResult"]):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the instance (``labels`` and ``parallelism`` only when set)."""
-        out: dict[str, Any] = {
-            "family": self.family,
-            "format_version": FORMAT_VERSION,
-            "name": self.name,
-        }
-        if self.labels:
-            out["labels"] = dict(self.labels)
+        out = self.json_header()
         out["nodes"] = [n.to_dict() for n in self.nodes]
         out["intra_node_gbps"] = self.intra_node_gbps
         out["inter_node_gbps"] = self.inter_node_gbps

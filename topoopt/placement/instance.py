@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from topoopt.core import limits
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.core.family import FORMAT_VERSION, Instance
+from topoopt.core.family import Instance
 from topoopt.core.safejson import FileAccess
 from topoopt.placement.schema import LIMITS
 
@@ -351,13 +351,7 @@ class PlacementInstance(Instance["PlacementResult"]):
             if pod.leaves:
                 entry["leaves"] = [{"name": lf.name, "nodes": list(lf.nodes)} for lf in pod.leaves]
             pods.append(entry)
-        out: dict[str, Any] = {
-            "family": self.family,
-            "format_version": FORMAT_VERSION,
-            "name": self.name,
-        }
-        if self.labels:
-            out["labels"] = dict(self.labels)
+        out = self.json_header()
         out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}
         out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
         out["alpha"] = self.alpha
