@@ -71,12 +71,9 @@ def gpu_demand(instance: PartitionInstance, where: Mapping[str, str]) -> dict[st
     {'c0': 4, 'c1': 4}
     """
     load: dict[str, int] = {}
-    hosted: set[str] = set()
     for unit in instance.vertices:
-        cluster = where[unit.name]
-        hosted.add(cluster)
-        load[cluster] = load.get(cluster, 0) + unit.gpus
-    return {c.name: load[c.name] for c in instance.clusters if c.name in hosted}
+        load[where[unit.name]] = load.get(where[unit.name], 0) + unit.gpus
+    return {c.name: load[c.name] for c in instance.clusters if c.name in load}
 
 
 def allocate(cluster: Cluster, gpus: int) -> tuple[str, ...]:
