@@ -1,0 +1,98 @@
+"""``ocs/hill-climb``: the paper's Algorithm 1.
+
+Start with every job in group A (line 2); the neighbours of a grouping switch the group of one
+job (line 9); move to the best neighbour while it shortens the round (lines 3-8), else stop
+(line 14). A grouping is scored (lines 10-12) with each group's servers and rings chosen by
+``routing`` and its circuits by the exact phase evaluator:
+
+* ``routing="best-response"`` (default): :func:`topoopt.ocs.solvers.routing.best_response`,
+  trying each option of each free job against the group's traffic so far;
+* ``routing="algorithm2"``: the paper's Algorithm 2 (least-loaded server pod, Algorithm 3
+  rings; :mod:`topoopt.ocs.solvers.greedy`).
+
+Group scores are cached per set of jobs. Line 7 (shrinking the GPUs of a job whose
+communication is long) does not apply: the instance fixes every job's GPUs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.status import TerminationReason
+from topoopt.ocs.choices import Choice
+from topoopt.ocs.instance import OcsInstance
+from topoopt.ocs.solution import round_of, schedule
+from topoopt.ocs.solvers.greedy import algorithm2, propose_rings
+from topoopt.ocs.solvers.routing import best_response, comm_or_inf, group_load
+
+ROUTINGS = ("best-response", "algorithm2")
+
+
+@register_solver
+class HillClimbSolver(Solver):
+    """Algorithm 1: switch one job's group at a time while the round time improves."""
+
+    name = "ocs/hill-climb"
+    family = "ocs"
+    complete = False
+
+    def _solve(
+        self, instance: OcsInstance, ctx: SolveContext, *, routing: str = "best-response"
+    ) -> Attempt:
+        if routing not in ROUTINGS:
+            raise InvalidOptionError(
+                f"routing: must be one of {', '.join(ROUTINGS)}, got {routing!r}"
+            )
+        cache: dict[frozenset[int], tuple[float, dict[int, Choice]]] = {}
+
+        def group(jobs: frozenset[int]) -> tuple[float, dict[int, Choice]]:
+            if jobs not in cache:
+                if routing == "algorithm2":
+                    choices, load = algorithm2(instance, sorted(jobs))
+                else:
+                    choices = best_response(instance, sorted(jobs), propose_rings)
+                    load = group_load(instance, choices)
+                cache[jobs] = (comm_or_inf(instance, load), choices)
+            return cache[jobs]
+
+        def score(groups: tuple[int, ...]) -> float:
+            one = group(frozenset(j for j, g in enumerate(groups) if g == 1))[0]
+            two = group(frozenset(j for j, g in enumerate(groups) if g == 2))[0]
+            if math.isinf(one) or math.isinf(two):
+                return math.inf
+            return round_of(instance, groups, {1: one, 2: two})
+
+        current = tuple([1] * instance.n_jobs)
+        value = score(current)
+        moves = 0
+        termination = TerminationReason.COMPLETED
+        while True:
+            if ctx.expired():
+                termination = TerminationReason.TIME_LIMIT
+                break
+            neighbours = [
+                tuple(3 - g if i == j else g for i, g in enumerate(current))
+                for j in range(instance.n_jobs)
+            ]
+            scored = [(score(n), n) for n in neighbours]
+            best_value, best = min(scored, key=lambda item: item[0])
+            if not best_value < value:
+                break
+            current, value = best, best_value
+            moves += 1
+        if math.isinf(value):
+            return Attempt(
+                None, termination, message=f"no grouping reached in {moves} moves can be served"
+            )
+        choices = {
+            **group(frozenset(j for j, g in enumerate(current) if g == 1))[1],
+            **group(frozenset(j for j, g in enumerate(current) if g == 2))[1],
+        }
+        return Attempt(
+            schedule(instance, current, choices),
+            termination,
+            message=f"{moves} moves, {len(cache)} groups evaluated",
+        )
