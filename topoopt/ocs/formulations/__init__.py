@@ -1,0 +1,1 @@
+"""Pyomo formulations of the ocs family (imported when a MIP is built)."""

@@ -1,0 +1,71 @@
+"""``ocs/tdm-ilp``: the MILP of :mod:`topoopt.ocs.formulations.tdm_mip`, warm started from
+``ocs/hill-climb``.
+
+The model decides the grouping, the free PS servers, the free rings and the circuits of every
+phase at once; the result carries the backend's bound. ``symmetry`` (default ``True``) puts the
+first job in group 1 (the round is symmetric in the two groups).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.formulation import MipSolver
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext
+from topoopt.ocs.instance import OcsInstance
+from topoopt.ocs.solution import Schedule
+
+MAX_BINARIES = 200_000
+"""Most circuit-count binaries (``z``) the MILP agrees to build."""
+MAX_FREE_RING_PODS = 12
+"""Largest free ring the MILP builds subtour constraints for."""
+
+
+def circuit_binaries(instance: OcsInstance) -> int:
+    """An upper bound on the ``z`` variables: ``2 · sum over loaded pairs (U_ab + 1)``, every
+    pair of pods that shares a job counted."""
+    pairs: set[tuple[int, int]] = set()
+    for j in range(instance.n_jobs):
+        pods = instance.job_pods(j)
+        pairs.update((min(a, b), max(a, b)) for a in pods for b in pods if a != b)
+    budget = instance.circuit_budget
+    return 2 * sum(min(budget[a], budget[b]) + 1 for a, b in pairs)
+
+
+@register_solver
+class TdmIlpSolver(MipSolver):
+    """Exact MILP: grouping, PS servers, rings and one-hot circuit counts of every phase."""
+
+    name = "ocs/tdm-ilp"
+    family = "ocs"
+    exact = True
+    gives_bound = True
+    formulation = "topoopt.ocs.formulations.tdm_mip"
+
+    @classmethod
+    def unsupported_reason(cls, instance: OcsInstance) -> str | None:
+        """Why the MILP refuses ``instance`` (more than :data:`MAX_BINARIES` circuit binaries,
+        or a free ring over more than :data:`MAX_FREE_RING_PODS` pods), or ``None``."""
+        count = circuit_binaries(instance)
+        if count > MAX_BINARIES:
+            return f"{count} circuit binaries exceed the MILP's {MAX_BINARIES}; use ocs/hill-climb"
+        for spec in instance.jobs:
+            if spec.type == "RAR" and spec.ring is None and len(spec.pods) > MAX_FREE_RING_PODS:
+                return (
+                    f"job {spec.name}: a free ring over {len(spec.pods)} pods exceeds the MILP's "
+                    f"{MAX_FREE_RING_PODS}; fix its ring or use ocs/hill-climb"
+                )
+        return None
+
+    def start(self, instance: OcsInstance, **opts: Any) -> Schedule | None:
+        """``ocs/hill-climb``'s schedule (``None`` when it finds none)."""
+        from topoopt.ocs.solvers.hill_climb import HillClimbSolver
+
+        return HillClimbSolver().solve(instance).solution
+
+    def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
+        if not isinstance(symmetry, bool):
+            raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+        return self.attempt(ctx, self.run(instance, ctx, symmetry=symmetry))
