@@ -11,7 +11,7 @@ Solvers (``topoopt.solvers_for("ocs")``): the enumeration oracle, Algorithm 1 (h
 Algorithms 2 and 3 (greedy), the no-TDM baseline.
 """
 
-from topoopt.core.family import Family, Sense
+from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.ocs import generate
 from topoopt.ocs import solution as _solution
 from topoopt.ocs.instance import Compute, Job, OcsInstance, Pod
@@ -52,7 +52,20 @@ FAMILY = Family(
     solver_modules=("topoopt.ocs.solvers",),
     oracle="ocs/enumerate",
     tags=_tags,
-    report_sections=(),
+    report_sections=(
+        ReportSection(
+            "TDM against no TDM: round time and throughput (OCS TDM paper §II-C, eq. 1)",
+            "topoopt.ocs.report:tdm_section",
+        ),
+        ReportSection(
+            "Solvers against the best round: gap and time",
+            "topoopt.ocs.report:solver_section",
+        ),
+        ReportSection(
+            "TDM gain against the communication/computation ratio and the reconfiguration delay",
+            "topoopt.ocs.report:sensitivity_section",
+        ),
+    ),
     result_type=OcsResult,
     schema=SCHEMA,
     limits=LIMITS,

@@ -4,8 +4,10 @@ delay.
 
 The paper's evaluation section is empty, so every figure here is ours (``docs/ocs.md``,
 "Instances"). Random jobs take their traffic from a few model sizes and set their training
-time from a target *communication/computation ratio*: the job's communication time alone on
-the network (:func:`alone_comm_s`) divided by the ratio. Comm-heavy mixes draw ratios in
+time from a target *communication/computation ratio*: the mean over the instance's jobs of a
+job's communication time alone on the network (:func:`alone_comm_s`), divided by a ratio
+drawn for each job (jobs that share TDM rounds run in lockstep, so their training times are of
+one order). Comm-heavy mixes draw ratios in
 [1, 4], compute-heavy ones in [0.1, 0.5]. A job is only added when the instance's no-TDM
 schedule (every job in one group, default servers and rings) can still be given circuits, so
 the baseline always exists.
@@ -147,10 +149,16 @@ def random_instance(
             continue
         if not _no_tdm_servable(trial):
             continue
-        ratio = float(rng.uniform(low, high))
-        t_train = round(alone_comm_s(trial, len(made)) / ratio, 6) or 1e-6
+        made.append(job)
+        for pod, g in job.gpus:
+            left[trial.pod_index[pod]] -= g
+    placed = OcsInstance(name, network, made, port_gbps, delay)
+    reference = float(np.mean([alone_comm_s(placed, j) for j in range(placed.n_jobs)]))
+    timed = []
+    for job in made:
+        t_train = round(reference / float(rng.uniform(low, high)), 6) or 1e-6
         t_agg = round(t_train * float(rng.uniform(0.02, 0.1)), 6) if job.type == "PS" else None
-        made.append(
+        timed.append(
             Job(
                 job.name,
                 job.type,
@@ -162,10 +170,8 @@ def random_instance(
                 ring=job.ring,
             )
         )
-        for pod, g in job.gpus:
-            left[trial.pod_index[pod]] -= g
     labels = {"mix": mix, "pods": str(pods), "jobs": str(len(made)), "reconfig_s": f"{delay:g}"}
-    return OcsInstance(name, network, made, port_gbps, delay, labels=labels)
+    return OcsInstance(name, network, timed, port_gbps, delay, labels=labels)
 
 
 def _random_job(
@@ -252,15 +258,18 @@ SWEEP_RECONFIG_S = (1e-4, 1e-3, 1e-2)
 
 
 def sweep(seed: int = 0, pods: int = 8, jobs: int = 8) -> list[OcsInstance]:
-    """One random job mix, every job's training time scaled to each ratio of :data:`RATIOS`,
-    with each delay of :data:`SWEEP_RECONFIG_S`: how the TDM gain varies with both."""
+    """One random job mix whose training times are scaled so that the mean communication time
+    alone over the mean training time is each ratio of :data:`RATIOS`, with each delay of
+    :data:`SWEEP_RECONFIG_S`: how the TDM gain varies with both."""
     seed = normalize_seed(seed)
     pods = option_int("pods", pods, 2, 64)
     jobs = option_int("jobs", jobs, 1, 64)
     base = random_instance(make_rng(seed), "base", pods=pods, jobs=jobs, ports=(8,), pod_gpus=32)
-    alone = [alone_comm_s(base, j) for j in range(base.n_jobs)]
+    comm = np.mean([alone_comm_s(base, j) for j in range(base.n_jobs)])
+    train = np.mean([s.t_train_s for s in base.jobs])
     out = []
     for ratio in RATIOS:
+        factor = float(comm / (ratio * train))  # mean alone comm / mean train = ratio
         for delay in SWEEP_RECONFIG_S:
             scaled = [
                 Job(
@@ -268,12 +277,12 @@ def sweep(seed: int = 0, pods: int = 8, jobs: int = 8) -> list[OcsInstance]:
                     s.type,
                     s.gpus,
                     s.traffic_bytes,
-                    round(alone[j] / ratio, 6) or 1e-6,
-                    t_agg_s=round(alone[j] / ratio * 0.05, 6) if s.type == "PS" else None,
+                    round(s.t_train_s * factor, 6) or 1e-6,
+                    t_agg_s=round(s.t_agg_s * factor, 6) if s.type == "PS" else None,
                     server_pod=s.server_pod,
                     ring=s.ring,
                 )
-                for j, s in enumerate(base.jobs)
+                for s in base.jobs
             ]
             out.append(
                 OcsInstance(

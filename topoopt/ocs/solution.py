@@ -18,6 +18,7 @@ job's pods.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from topoopt.core.errors import InvalidSolutionError
 from topoopt.ocs.choices import Choice, canonical_ring, demand
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.phases import GroupTimes, comm_time, oxc_time, round_phases, tor_time
+from topoopt.ocs.routing import best_response
 from topoopt.ocs.traffic import Demand, Pair
 
 PHASES = 4
@@ -203,8 +205,8 @@ def round_of(instance: OcsInstance, groups: Sequence[int], comm: Mapping[int, fl
 
 def no_tdm_round(instance: OcsInstance, choices: Mapping[int, Choice]) -> float:
     """The round time with every job in one group (no TDM: train all, then communicate all,
-    for the same iterations) and the same servers and rings, with the best circuits; ``inf``
-    when the jobs' joint traffic cannot be served."""
+    for the same iterations) and ``choices``, with the best circuits; ``inf`` when the jobs'
+    joint traffic cannot be served."""
     jobs = list(range(instance.n_jobs))
     comm = comm_time(
         group_demand(instance, choices, jobs),
@@ -215,6 +217,19 @@ def no_tdm_round(instance: OcsInstance, choices: Mapping[int, Choice]) -> float:
     if comm is None:
         return math.inf
     return round_of(instance, [1] * instance.n_jobs, {1: comm.time_s})
+
+
+@functools.lru_cache(maxsize=64)
+def _no_tdm_best_response(instance: OcsInstance) -> float:
+    return no_tdm_round(instance, best_response(instance, range(instance.n_jobs)))
+
+
+def no_tdm_baseline(instance: OcsInstance, choices: Mapping[int, Choice]) -> float:
+    """The no-TDM round of the better of two routings: ``choices`` (a schedule's own servers
+    and rings) and the greedy best response over all jobs
+    (:func:`topoopt.ocs.routing.best_response`, what ``ocs/no-tdm`` returns); ``inf`` when
+    neither can be served."""
+    return min(no_tdm_round(instance, choices), _no_tdm_best_response(instance))
 
 
 def check(instance: OcsInstance, sched: Schedule) -> list[str]:
@@ -334,14 +349,14 @@ def _check_circuits(instance: OcsInstance, sched: Schedule) -> list[str]:
 
 def metrics(instance: OcsInstance, sched: Schedule) -> dict[str, float]:
     """``round_s``, each phase's duration ``phase_<p>_s``, each group's communication time
-    ``comm_group<g>_s`` (without ``delta``), ``group2_jobs``, the no-TDM round time with the
-    same servers and rings ``no_tdm_round_s`` (``inf`` when the joint traffic cannot be served),
+    ``comm_group<g>_s`` (without ``delta``), ``group2_jobs``, the no-TDM round time
+    ``no_tdm_round_s`` (:func:`no_tdm_baseline`; ``inf`` when no routing tried serves it),
     the speed-up ``tdm_speedup = no_tdm_round_s / round_s`` and every job's
     ``iterations_per_s.<job>`` (1 PS or 2 other iterations per round)."""
     parts = phases(instance, sched)
     round_s = math.fsum(phase.duration_s for phase in parts)
     choices = {j: job_choice(instance, sched, j) for j in range(instance.n_jobs)}
-    baseline = no_tdm_round(instance, choices)
+    baseline = no_tdm_baseline(instance, choices)
     out = {"round_s": round_s}
     for p, phase in enumerate(parts, start=1):
         out[f"phase_{p}_s"] = phase.duration_s
@@ -486,6 +501,7 @@ __all__ = [
     "job_choice",
     "matrix",
     "metrics",
+    "no_tdm_baseline",
     "no_tdm_round",
     "pairs_of",
     "phases",

@@ -1,7 +1,7 @@
 """``ocs/no-tdm``: the paper's baseline without time-division multiplexing ("aggregation
 scheduling"): every job in one group, so all jobs train, then all communicate, for the same
 iterations as a TDM round (spec ``ocs.md``). Servers and rings by the greedy best response of
-:mod:`topoopt.ocs.solvers.routing`, circuits exact."""
+:mod:`topoopt.ocs.routing`, circuits exact."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.ocs.instance import OcsInstance
+from topoopt.ocs.routing import best_response
 from topoopt.ocs.solution import schedule
-from topoopt.ocs.solvers.greedy import propose_rings
-from topoopt.ocs.solvers.routing import best_response
 
 
 @register_solver
@@ -24,9 +23,7 @@ class NoTdmSolver(Solver):
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
         jobs = range(instance.n_jobs)
-        found = schedule(
-            instance, [1] * instance.n_jobs, best_response(instance, jobs, propose_rings)
-        )
+        found = schedule(instance, [1] * instance.n_jobs, best_response(instance, jobs))
         if found is None:
             return Attempt(
                 None,

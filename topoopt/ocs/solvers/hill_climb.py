@@ -5,7 +5,7 @@ job (line 9); move to the best neighbour while it shortens the round (lines 3-8)
 (line 14). A grouping is scored (lines 10-12) with each group's servers and rings chosen by
 ``routing`` and its circuits by the exact phase evaluator:
 
-* ``routing="best-response"`` (default): :func:`topoopt.ocs.solvers.routing.best_response`,
+* ``routing="best-response"`` (default): :func:`topoopt.ocs.routing.best_response`,
   trying each option of each free job against the group's traffic so far;
 * ``routing="algorithm2"``: the paper's Algorithm 2 (least-loaded server pod, Algorithm 3
   rings; :mod:`topoopt.ocs.solvers.greedy`).
@@ -24,9 +24,9 @@ from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.ocs.choices import Choice
 from topoopt.ocs.instance import OcsInstance
+from topoopt.ocs.routing import best_response, comm_or_inf, group_load
 from topoopt.ocs.solution import round_of, schedule
-from topoopt.ocs.solvers.greedy import algorithm2, propose_rings
-from topoopt.ocs.solvers.routing import best_response, comm_or_inf, group_load
+from topoopt.ocs.solvers.greedy import algorithm2
 
 ROUTINGS = ("best-response", "algorithm2")
 
@@ -53,7 +53,7 @@ class HillClimbSolver(Solver):
                 if routing == "algorithm2":
                     choices, load = algorithm2(instance, sorted(jobs))
                 else:
-                    choices = best_response(instance, sorted(jobs), propose_rings)
+                    choices = best_response(instance, sorted(jobs))
                     load = group_load(instance, choices)
                 cache[jobs] = (comm_or_inf(instance, load), choices)
             return cache[jobs]

@@ -1,0 +1,138 @@
+"""Choosing servers and rings for a set of jobs: Algorithm 3's ring formation and a greedy best
+response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.ocs.solution`).
+
+* :func:`algorithm3_ring` (paper Algorithm 3, ring formation reusing circuits): take the
+  connections that already exist between the job's pods, cap every degree at 2 by removing,
+  at the busiest pod, the edge to its busiest neighbour (lines 3-8), sever sub-rings that do not
+  span all the pods (line 9) and join the resulting paths one after the other into one ring
+  (line 10).
+* :func:`best_response`: jobs whose choice is free are taken by decreasing traffic; each takes
+  the option that gives the group's traffic so far (the fixed jobs and the jobs already decided)
+  the least exact communication time (:func:`topoopt.ocs.phases.comm_time`), an option that
+  cannot be served counting as infinitely slow. A RAR job over more than
+  :data:`MAX_RING_OPTIONS` distinct rings only tries its pods' order and Algorithm 3's ring.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import networkx as nx
+
+from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free, option_count, options
+from topoopt.ocs.instance import OcsInstance
+from topoopt.ocs.phases import comm_time
+from topoopt.ocs.traffic import Demand
+
+MAX_RING_OPTIONS = 60
+"""Most rings of one job the best response tries one by one (six pods have 60)."""
+
+
+def algorithm3_ring(pods: Sequence[int], existing: Iterable[tuple[int, int]]) -> tuple[int, ...]:
+    """A ring over ``pods`` that reuses as many ``existing`` connections as Algorithm 3 keeps
+    (module docstring).
+
+    Examples
+    --------
+    Pods 0-1-2 already form a triangle and 3 hangs off 2: the triangle is cut at the busiest
+    pod and the pieces joined.
+
+    >>> algorithm3_ring([0, 1, 2, 3], [(0, 1), (1, 2), (0, 2), (2, 3)])
+    (0, 1, 2, 3)
+    """
+    graph = nx.Graph()
+    graph.add_nodes_from(pods)
+    members = set(pods)
+    graph.add_edges_from((a, b) for a, b in existing if a in members and b in members and a != b)
+    while True:  # lines 3-8: degrees at most 2
+        over = [n for n in pods if graph.degree(n) > 2]
+        if not over:
+            break
+        node = max(over, key=lambda n: (graph.degree(n), -pods.index(n)))
+        neighbour = max(graph.neighbors(node), key=lambda n: (graph.degree(n), -pods.index(n)))
+        graph.remove_edge(node, neighbour)
+    pieces = []
+    for component in sorted(
+        nx.connected_components(graph), key=lambda c: min(pods.index(n) for n in c)
+    ):
+        sub = graph.subgraph(component).copy()
+        if len(component) == len(pods) and sub.number_of_edges() == len(pods) > 2:
+            return tuple(_walk_cycle(sub, pods))
+        if sub.number_of_edges() == len(component) > 2:  # line 9: sever a sub-ring
+            first = min(component, key=pods.index)
+            sub.remove_edge(first, min(sub.neighbors(first), key=pods.index))
+        pieces.append(_walk_path(sub, pods))
+    return tuple(n for piece in pieces for n in piece)  # line 10: join the paths in turn
+
+
+def _walk_path(path: nx.Graph, pods: Sequence[int]) -> list[int]:
+    """The nodes of a path graph from one end (the end listed first in ``pods``)."""
+    if path.number_of_nodes() == 1:
+        return list(path.nodes)
+    ends = sorted((n for n in path.nodes if path.degree(n) == 1), key=pods.index)
+    return list(nx.dfs_preorder_nodes(path, ends[0]))
+
+
+def _walk_cycle(cycle: nx.Graph, pods: Sequence[int]) -> list[int]:
+    start = min(cycle.nodes, key=pods.index)
+    return list(nx.dfs_preorder_nodes(cycle, start))
+
+
+def propose_rings(instance: OcsInstance, job: int, load: Demand) -> list[tuple[int, ...]]:
+    """Algorithm 3's ring for ``job`` given the connections of ``load``."""
+    existing = [key for key, amount in load.pairs.items() if amount > 0]
+    return [algorithm3_ring(instance.job_pods(job), existing)]
+
+
+def comm_or_inf(instance: OcsInstance, load: Demand) -> float:
+    """The exact communication time of ``load`` (``inf`` when it cannot be served)."""
+    comm = comm_time(load, instance.circuit_budget, instance.circuit_bps, instance.tor_bps)
+    return math.inf if comm is None else comm.time_s
+
+
+def candidates(instance: OcsInstance, job: int, load: Demand) -> list[Choice]:
+    """The options the best response tries for ``job``."""
+    if option_count(instance, job) <= MAX_RING_OPTIONS:
+        return options(instance, job)
+    proposed: list[Choice] = [instance.job_pods(job)]
+    proposed += [r for r in propose_rings(instance, job, load) if r not in proposed]
+    return proposed
+
+
+def by_traffic(instance: OcsInstance, jobs: Iterable[int]) -> list[int]:
+    """``jobs`` by decreasing traffic ``F · G`` (Algorithm 2 line 1), ties by job order."""
+    return sorted(
+        jobs, key=lambda j: (-instance.jobs[j].traffic_bytes * instance.jobs[j].total_gpus, j)
+    )
+
+
+def best_response(instance: OcsInstance, jobs: Iterable[int]) -> dict[int, Choice]:
+    """Choices for ``jobs`` (one group), greedily (module docstring)."""
+    jobs = list(jobs)
+    choices: dict[int, Choice] = {}
+    load = Demand.empty(instance.n_pods)
+    for j in jobs:
+        if not is_free(instance, j):
+            choices[j] = fixed_choice(instance, j)
+            load.add(demand(instance, j, choices[j]))
+    for j in by_traffic(instance, (j for j in jobs if is_free(instance, j))):
+        best: tuple[float, Choice] | None = None
+        for option in candidates(instance, j, load):
+            trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
+            trial.add(demand(instance, j, option))
+            value = comm_or_inf(instance, trial)
+            if best is None or value < best[0]:
+                best = (value, option)
+        assert best is not None
+        choices[j] = best[1]
+        load.add(demand(instance, j, best[1]))
+    return choices
+
+
+def group_load(instance: OcsInstance, choices: dict[int, Choice]) -> Demand:
+    """The traffic of the jobs of ``choices`` with those choices."""
+    load = Demand.empty(instance.n_pods)
+    for j, choice in choices.items():
+        load.add(demand(instance, j, choice))
+    return load
