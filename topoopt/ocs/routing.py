@@ -9,7 +9,8 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
 * :func:`best_response`: jobs whose choice is free are taken by decreasing traffic; each takes
   the option that gives the group's traffic so far (the fixed jobs and the jobs already decided)
   the least exact communication time (:func:`topoopt.ocs.phases.comm_time`), an option that
-  cannot be served counting as infinitely slow. A RAR job over more than
+  cannot be served counting as infinitely slow; then, in up to ``passes`` rounds, each free job
+  in turn moves to its best option against all the others when that is strictly faster. A RAR job over more than
   :data:`MAX_RING_OPTIONS` distinct rings only tries its pods' order and Algorithm 3's ring.
 """
 
@@ -107,8 +108,29 @@ def by_traffic(instance: OcsInstance, jobs: Iterable[int]) -> list[int]:
     )
 
 
-def best_response(instance: OcsInstance, jobs: Iterable[int]) -> dict[int, Choice]:
-    """Choices for ``jobs`` (one group), greedily (module docstring)."""
+def _best_option(
+    instance: OcsInstance, job: int, load: Demand, incumbent: Choice | None = None
+) -> Choice:
+    """The option of ``job`` that gives ``load`` plus the job's traffic the least communication
+    time (the ``incumbent`` unless another is strictly better; else the first best)."""
+    best: tuple[float, Choice] | None = None
+    options = candidates(instance, job, load)
+    if incumbent is not None and incumbent in options:
+        options = [incumbent, *(o for o in options if o != incumbent)]
+    for option in options:
+        trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
+        trial.add(demand(instance, job, option))
+        value = comm_or_inf(instance, trial)
+        if best is None or value < best[0]:
+            best = (value, option)
+    assert best is not None
+    return best[1]
+
+
+def best_response(instance: OcsInstance, jobs: Iterable[int], passes: int = 2) -> dict[int, Choice]:
+    """Choices for ``jobs`` (one group): greedily by decreasing traffic, then up to ``passes``
+    rounds in which each free job in turn takes its best option against all the others (module
+    docstring)."""
     jobs = list(jobs)
     choices: dict[int, Choice] = {}
     load = Demand.empty(instance.n_pods)
@@ -116,17 +138,19 @@ def best_response(instance: OcsInstance, jobs: Iterable[int]) -> dict[int, Choic
         if not is_free(instance, j):
             choices[j] = fixed_choice(instance, j)
             load.add(demand(instance, j, choices[j]))
-    for j in by_traffic(instance, (j for j in jobs if is_free(instance, j))):
-        best: tuple[float, Choice] | None = None
-        for option in candidates(instance, j, load):
-            trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
-            trial.add(demand(instance, j, option))
-            value = comm_or_inf(instance, trial)
-            if best is None or value < best[0]:
-                best = (value, option)
-        assert best is not None
-        choices[j] = best[1]
-        load.add(demand(instance, j, best[1]))
+    free = by_traffic(instance, (j for j in jobs if is_free(instance, j)))
+    for j in free:
+        choices[j] = _best_option(instance, j, load)
+        load.add(demand(instance, j, choices[j]))
+    for _ in range(passes):
+        changed = False
+        for j in free:
+            others = group_load(instance, {k: c for k, c in choices.items() if k != j})
+            option = _best_option(instance, j, others, choices[j])
+            if option != choices[j]:
+                choices[j], changed = option, True
+        if not changed:
+            break
     return choices
 
 
