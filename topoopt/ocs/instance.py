@@ -145,10 +145,6 @@ class Compute:
             raise InvalidInstanceError(
                 "recomputation", f"must be true or false, got {self.recomputation!r}"
             )
-        if self.t_train_s > MAX_SECONDS:
-            raise InvalidInstanceError(
-                "<root>", f"eq. 7 gives {self.t_train_s:g} s, more than {MAX_SECONDS:g} s"
-            )
 
     @property
     def k(self) -> int:
@@ -258,6 +254,10 @@ class Job:
         if compute is not None:
             with v.within("compute"):
                 parsed = Compute.from_any(compute)
+            if parsed.t_train_s > MAX_SECONDS:
+                raise InvalidInstanceError(
+                    "compute", f"eq. 7 gives {parsed.t_train_s:g} s, more than {MAX_SECONDS:g} s"
+                )
             put(self, "compute", parsed)
             put(self, "t_train_s", parsed.t_train_s)
         else:
@@ -374,7 +374,11 @@ class Job:
 def _parse_gpus(gpus: Any) -> tuple[tuple[str, int], ...]:
     items = gpus.items() if isinstance(gpus, Mapping) else v.as_tuple(gpus, "gpus")
     out = []
-    for item in items:
+    for i, item in enumerate(items):
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
+            raise InvalidInstanceError(
+                f"gpus[{i}]", f"must be a (pod, count) pair or use a JSON object, got {item!r}"
+            )
         pod, count = item
         pod = v.as_str(pod, "gpus")
         out.append((pod, _count(count, f"gpus.{pod}")))

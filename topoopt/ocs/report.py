@@ -3,18 +3,18 @@
 Three sections, each from records alone (the result's metrics and the instance's tags):
 
 * :func:`tdm_section` — TDM against no TDM per mix (the instance's ``mix`` label, else its
-  ``suite`` label) and solver: median round times, the speed-up ``no_tdm_round_s / round_s``
-  (mean and geometric mean; the no-TDM round of the run's own servers and rings), the speed-up
-  over the ``ocs/no-tdm`` run of the same instance, and the mean throughput (iterations/s over
-  the jobs) with and without TDM.
+  ``suite`` label) and solver: median round times, the speed-up ``tdm_speedup =
+  no_tdm_round_s / round_s`` (mean and geometric mean; the metric's no-TDM round, see
+  :func:`topoopt.ocs.solution.metrics`), the speed-up over the ``ocs/no-tdm`` run of the same
+  instance, and the mean throughput (iterations/s over the jobs) with and without TDM.
 * :func:`solver_section` — per solver: how often it reaches the best run of each instance (the
   optimum wherever ``ocs/enumerate`` or an exact MILP proved it), its excess round time over
   that best run, on every instance and on the proven ones only, and its median and largest
   time: heuristics (hill climbing, greedy) against the exact solvers.
 * :func:`sensitivity_section` — how the TDM gain of an instance (the best no-TDM round any run
   saw over the best round) varies with the communication/computation ratio (``ratio`` label,
-  suite ``sweep``; else the ``mix`` label) and the reconfiguration delay (``reconfig_s``
-  label): a table and, when the ratio is known, a plot.
+  suite ``sweep``), the job mix (``mix`` label, random suites) and the reconfiguration delay
+  (``reconfig_s`` label): a table per label and, for the ratio, a plot.
 
 A record's ``no_tdm_round_s`` (and ``tdm_speedup``) is ``null`` when the jobs' joint traffic
 cannot be served by the OXC ports in one group; such runs are counted, not averaged.
@@ -213,12 +213,12 @@ def tdm_section(records: Sequence[Record], ctx: SectionContext) -> list[Block]:
         ("suite", *columns) if several else columns,
         tuple(rows),
         "Runs with a solution, per mix (the instance's mix label, else its suite label) and "
-        "solver. Round: the TDM round time (the objective, paper eq. 1). No-TDM round: every job "
-        "in one group with the run's own servers and rings and the best circuits; speed-up = "
-        "no-TDM round / round. vs no-tdm run: the ocs/no-tdm run's round of the same instance "
-        "over the run's round. Iterations/s: per job, 1 (PS) or 2 (RAR, A2A) iterations per "
-        "round, averaged over the jobs and then the runs; without TDM the same iterations take "
-        "the no-TDM round.",
+        "solver. Round: the TDM round time (the objective, paper eq. 1). No-TDM round: the "
+        "run's no_tdm_round_s, every job in one group with the best circuits (docs/ocs.md, "
+        "Metrics); speed-up = no-TDM round / round. vs no-tdm run: the ocs/no-tdm run's round "
+        "of the same instance over the run's round. Iterations/s: per job, 1 (PS) or 2 (RAR, "
+        "A2A) iterations per round, averaged over the jobs and then the runs; without TDM the "
+        "same iterations take the no-TDM round.",
     )
     blocks: list[Block] = [table]
     text = (
@@ -298,7 +298,7 @@ def solver_section(records: Sequence[Record], ctx: SectionContext) -> list[Block
             "solver",
             "runs",
             "solved",
-            "on proven optima",
+            "runs on proven optima",
             "at best (%)",
             "mean excess (%)",
             "max excess (%)",
@@ -353,7 +353,7 @@ def instance_speedups(
 
 
 def sensitivity_section(records: Sequence[Record], ctx: SectionContext) -> list[Block]:
-    """TDM gain per communication/computation ratio (or mix) and reconfiguration delay.
+    """TDM gain per communication/computation ratio (and per mix) and reconfiguration delay.
 
     Examples
     --------
@@ -367,85 +367,99 @@ def sensitivity_section(records: Sequence[Record], ctx: SectionContext) -> list[
     ...             ("0.5", "0.01", 0.52, 0.62), ("1", "0.01", 0.35, 0.47)]]
     >>> blocks = sensitivity_section(runs, SectionContext(best_known(runs), "x"))
     >>> blocks[0].columns, blocks[0].rows  # doctest: +NORMALIZE_WHITESPACE
-    (('ratio', 'reconfig_s = 0.0001', 'reconfig_s = 0.01', 'all delays'),
-     (('0.5', '1.2', '1.192', '1.196'), ('1', '1.5', '1.343', '1.419')))
+    (('ratio', 'instances', 'reconfig_s = 0.0001', 'reconfig_s = 0.01', 'all delays'),
+     (('0.5', '2', '1.2', '1.192', '1.196'), ('1', '2', '1.5', '1.343', '1.419')))
     >>> for s in blocks[1].series:
     ...     print(s.label, s.x, [round(y, 3) for y in s.y])
-    reconfig_s = 0.0001 s (0.5, 1.0) [1.2, 1.5]
-    reconfig_s = 0.01 s (0.5, 1.0) [1.192, 1.343]
+    reconfig_s = 0.0001 s (-1.0, 0.0) [1.2, 1.5]
+    reconfig_s = 0.01 s (-1.0, 0.0) [1.192, 1.343]
     """
     gains = instance_speedups(records, ctx.best)
     tags: dict[InstanceId, Mapping[str, Any]] = {}
     for record in records:
         tags.setdefault(instance_id(record), record.get("tags") or {})
-    axis = next(
-        (k for k in ("ratio", "mix") if any(k in t for t in tags.values())),
-        None,
-    )
-    if axis is None or not gains:
+    blocks: list[Block] = []
+    for axis in ("ratio", "mix"):
+        cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for key, gain in gains.items():
+            label = tags[key].get(axis)
+            if label is not None:
+                cells[(str(label), str(tags[key].get("reconfig_s", "-")))].append(gain)
+        if cells:
+            blocks += _gain_table(axis, cells, ctx.prefix)
+    if not blocks:
         return [
             Text(
                 "No instance here carries a ratio or mix label together with a finite no-TDM "
                 "round (the sweep, tiny and paper-like suites do)."
             )
         ]
-    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for key, gain in gains.items():
-        label = tags[key].get(axis)
-        if label is not None:
-            cells[(str(label), str(tags[key].get("reconfig_s", "-")))].append(gain)
-    rows_keys = sorted({r for r, _ in cells}, key=_natural)
+    blocks.append(
+        Text(
+            "What the model predicts: the gain is largest when communication and training are "
+            "of similar size, as one group's communication then hides behind the other group's "
+            "training; at small ratios both rounds are dominated by training, at large ratios "
+            "by communication, which TDM cannot hide. The no-TDM round pays the reconfiguration "
+            "delay twice, the TDM round in up to four phases (each phase whose communication "
+            "outlasts the other group's compute), so a longer delay lowers the gain where "
+            "communication is the bottleneck and can raise it where training hides the "
+            "communication and the delay with it."
+        )
+    )
+    return blocks
+
+
+def _gain_table(
+    axis: str, cells: Mapping[tuple[str, str], list[float]], prefix: str
+) -> list[Block]:
+    """The gain table of one axis (``ratio`` or ``mix``) and, for the ratio, its plot."""
+    row_keys = sorted({r for r, _ in cells}, key=_natural)
     delays = sorted({d for _, d in cells}, key=_natural)
     rows = []
-    for row in rows_keys:
+    for row in row_keys:
         everything = [g for d in delays for g in cells.get((row, d), [])]
         rows.append(
             (
                 row,
+                str(len(everything)),
                 *(_fmt(_geomean(cells.get((row, d), []))) for d in delays),
                 _fmt(_geomean(everything)),
             )
         )
     what = (
-        "the communication/computation ratio of the jobs (their communication time alone on "
-        "the network over their training time)"
+        "the communication/computation ratio (mean communication time of a job alone on the "
+        "network over mean training time, sweep suite)"
         if axis == "ratio"
-        else "the job mix (comm: ratios drawn in [1, 4], balanced [0.5, 1.5], compute [0.1, 0.5])"
+        else "the job mix (each job's ratio drawn in comm [1, 4], balanced [0.5, 1.5], compute "
+        "[0.1, 0.5])"
     )
-    table = Table(
-        (axis, *(f"reconfig_s = {d}" for d in delays), "all delays"),
-        tuple(rows),
-        f"TDM gain of an instance = best no-TDM round seen in any run / best round (the "
-        f"optimum where proven); geometric mean over the instances of each {axis} and "
-        f"reconfiguration delay (s). Rows: {what}.",
-    )
-    blocks: list[Block] = [table]
-    if axis == "ratio" and all(_natural(r)[0] == 0 for r in rows_keys):
+    blocks: list[Block] = [
+        Table(
+            (axis, "instances", *(f"reconfig_s = {d}" for d in delays), "all delays"),
+            tuple(rows),
+            f"TDM gain of an instance = best no-TDM round seen in any run / best round (the "
+            f"optimum where proven); geometric mean over the instances of each {axis} and "
+            f"reconfiguration delay (s). Rows: {what}.",
+        )
+    ]
+    if axis == "ratio" and all(_natural(r)[0] == 0 and float(r) > 0 for r in row_keys):
         series = []
         for d in delays:
-            points = [(float(r), _geomean(cells[(r, d)])) for r in rows_keys if (r, d) in cells]
+            points = [
+                (math.log2(float(r)), _geomean(cells[(r, d)])) for r in row_keys if (r, d) in cells
+            ]
             if points:
                 xs, ys = zip(*points, strict=True)
                 series.append(Series(f"reconfig_s = {d} s", tuple(xs), tuple(ys)))
         blocks.append(
             Plot(
-                name=f"{ctx.prefix}-tdm-gain-vs-ratio",
+                name=f"{prefix}-tdm-gain-vs-ratio",
                 title="TDM gain vs communication/computation ratio",
-                xlabel="communication / computation ratio",
+                xlabel="log2 of the communication/computation ratio (-2: 0.25, 0: 1, 2: 4)",
                 ylabel="no-TDM round / TDM round",
                 series=tuple(series),
-                xscale="log",
                 caption="Geometric mean TDM gain (best no-TDM round / best round) of the "
                 "instances of each ratio, one line per reconfiguration delay.",
             )
         )
-    blocks.append(
-        Text(
-            "TDM gains most when communication and computation are of the same size: one "
-            "group's communication then hides behind the other's training. When training "
-            "dominates, both schedules are bound by it; when communication dominates, the two "
-            "groups' communication phases add up as in the no-TDM round. Every communication "
-            "phase pays the reconfiguration delay, so a longer delay lowers the gain."
-        )
-    )
     return blocks

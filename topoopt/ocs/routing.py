@@ -18,7 +18,7 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -128,21 +128,29 @@ def _best_option(
     return best[1]
 
 
-def best_response(instance: OcsInstance, jobs: Iterable[int], passes: int = 2) -> dict[int, Choice]:
+def best_response(
+    instance: OcsInstance,
+    jobs: Iterable[int],
+    passes: int = 2,
+    start: Mapping[int, Choice] | None = None,
+) -> dict[int, Choice]:
     """Choices for ``jobs`` (one group): greedily by decreasing traffic, then up to ``passes``
     rounds in which each free job in turn takes its best option against all the others (module
-    docstring)."""
+    docstring). Jobs with a choice in ``start`` keep it instead of the greedy step (the passes
+    still revise it): how a neighbouring group's choices are reused."""
     jobs = list(jobs)
+    start = start or {}
     choices: dict[int, Choice] = {}
     load = Demand.empty(instance.n_pods)
     for j in jobs:
-        if not is_free(instance, j):
-            choices[j] = fixed_choice(instance, j)
+        if not is_free(instance, j) or j in start:
+            choices[j] = fixed_choice(instance, j) if not is_free(instance, j) else start[j]
             load.add(demand(instance, j, choices[j]))
     free = by_traffic(instance, (j for j in jobs if is_free(instance, j)))
     for j in free:
-        choices[j] = _best_option(instance, j, load)
-        load.add(demand(instance, j, choices[j]))
+        if j not in choices:
+            choices[j] = _best_option(instance, j, load)
+            load.add(demand(instance, j, choices[j]))
     for _ in range(passes):
         changed = False
         for j in free:

@@ -250,7 +250,7 @@ def check(instance: OcsInstance, sched: Schedule) -> list[str]:
     if len(sched.groups) != instance.n_jobs:
         return [f"{len(sched.groups)} groups for {instance.n_jobs} jobs"]
     for j, g in enumerate(sched.groups):
-        if g not in (1, 2):
+        if isinstance(g, bool) or g not in (1, 2) or not isinstance(g, int):
             problems.append(f"job {instance.jobs[j].name}: group {g!r}, must be 1 or 2")
     problems += _check_choices(instance, sched)
     problems += _check_circuits(instance, sched)
@@ -397,7 +397,7 @@ def from_dict(instance: OcsInstance, data: Mapping[str, Any]) -> Schedule:
             f"solution.groups: missing jobs {missing}, unknown jobs {unknown}"
         )
     pods = data.get("pods")
-    if pods is not None and list(pods) != [p.name for p in instance.pods]:
+    if pods is not None and (not isinstance(pods, list) or pods != [p.name for p in instance.pods]):
         raise InvalidSolutionError("solution.pods: must be the instance's pods in order")
     servers = data.get("servers", {})
     rings = data.get("rings", {})

@@ -2,7 +2,8 @@
 
 * **Algorithm 2** (OXC topology of a group): jobs by decreasing traffic; a PS job's server goes
   on the pod with the least OXC traffic so far (lines 5-8; among the job's pods, where its
-  workers are); a RAR job's ring is formed by Algorithm 3 (lines 16-18); the group's circuits
+  workers are, and skipping pods whose circuits could then not serve the group); a RAR job's
+  ring is formed by Algorithm 3 (lines 16-18); the group's circuits
   follow from its traffic (lines 20-21, here exact: :func:`topoopt.ocs.phases.comm_time`).
   The GPUs of every job are given by the instance, so lines 10-15 (placing parallel units on
   the least-loaded pod) have nothing to decide; ``docs/ocs.md`` says so.
@@ -37,7 +38,13 @@ def algorithm2_choice(instance: OcsInstance, job: int, load: Demand) -> Choice:
         for (a, b), amount in load.pairs.items():
             oxc[a] += amount
             oxc[b] += amount
-        return min(instance.job_pods(job), key=lambda p: oxc[p])
+        by_load = sorted(instance.job_pods(job), key=lambda p: oxc[p])
+        for server in by_load:  # the least loaded pod whose circuits can serve the job
+            trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
+            trial.add(demand(instance, job, server))
+            if math.isfinite(comm_or_inf(instance, trial)):
+                return server
+        return by_load[0]
     return propose_rings(instance, job, load)[0]
 
 

@@ -10,7 +10,9 @@ job (line 9); move to the best neighbour while it shortens the round (lines 3-8)
 * ``routing="algorithm2"``: the paper's Algorithm 2 (least-loaded server pod, Algorithm 3
   rings; :mod:`topoopt.ocs.solvers.greedy`).
 
-Group scores are cached per set of jobs. Line 7 (shrinking the GPUs of a job whose
+A neighbour's groups start from the current grouping's servers and rings (the moved job's
+choice too) before the best response's passes revise them. Group scores are cached per set of
+jobs; the time limit is checked before each neighbour. Line 7 (shrinking the GPUs of a job whose
 communication is long) does not apply: the instance fixes every job's GPUs.
 """
 
@@ -48,49 +50,54 @@ class HillClimbSolver(Solver):
             )
         cache: dict[frozenset[int], tuple[float, dict[int, Choice]]] = {}
 
-        def group(jobs: frozenset[int]) -> tuple[float, dict[int, Choice]]:
+        def group(jobs: frozenset[int], hint: dict[int, Choice]) -> tuple[float, dict[int, Choice]]:
             if jobs not in cache:
                 if routing == "algorithm2":
                     choices, load = algorithm2(instance, sorted(jobs))
                 else:
-                    choices = best_response(instance, sorted(jobs))
+                    start = {j: c for j, c in hint.items() if j in jobs}
+                    choices = best_response(instance, sorted(jobs), start=start)
                     load = group_load(instance, choices)
                 cache[jobs] = (comm_or_inf(instance, load), choices)
             return cache[jobs]
 
-        def score(groups: tuple[int, ...]) -> float:
-            one = group(frozenset(j for j, g in enumerate(groups) if g == 1))[0]
-            two = group(frozenset(j for j, g in enumerate(groups) if g == 2))[0]
+        def members(groups: tuple[int, ...], g: int) -> frozenset[int]:
+            return frozenset(j for j, x in enumerate(groups) if x == g)
+
+        def score(groups: tuple[int, ...], hint: dict[int, Choice]) -> float:
+            one = group(members(groups, 1), hint)[0]
+            two = group(members(groups, 2), hint)[0]
             if math.isinf(one) or math.isinf(two):
                 return math.inf
             return round_of(instance, groups, {1: one, 2: two})
 
+        def routing_of(groups: tuple[int, ...]) -> dict[int, Choice]:
+            return {**group(members(groups, 1), {})[1], **group(members(groups, 2), {})[1]}
+
         current = tuple([1] * instance.n_jobs)
-        value = score(current)
+        value = score(current, {})
         moves = 0
         termination = TerminationReason.COMPLETED
-        while True:
-            if ctx.expired():
-                termination = TerminationReason.TIME_LIMIT
+        while termination is TerminationReason.COMPLETED:
+            hint = routing_of(current)
+            best: tuple[float, tuple[int, ...]] | None = None
+            for j in range(instance.n_jobs):  # line 9: switch the group of one job
+                if ctx.expired():
+                    termination = TerminationReason.TIME_LIMIT
+                    break
+                neighbour = tuple(3 - g if i == j else g for i, g in enumerate(current))
+                trial = score(neighbour, hint)
+                if best is None or trial < best[0]:
+                    best = (trial, neighbour)
+            if best is None or not best[0] < value:
                 break
-            neighbours = [
-                tuple(3 - g if i == j else g for i, g in enumerate(current))
-                for j in range(instance.n_jobs)
-            ]
-            scored = [(score(n), n) for n in neighbours]
-            best_value, best = min(scored, key=lambda item: item[0])
-            if not best_value < value:
-                break
-            current, value = best, best_value
+            current, value = best[1], best[0]
             moves += 1
         if math.isinf(value):
             return Attempt(
                 None, termination, message=f"no grouping reached in {moves} moves can be served"
             )
-        choices = {
-            **group(frozenset(j for j, g in enumerate(current) if g == 1))[1],
-            **group(frozenset(j for j, g in enumerate(current) if g == 2))[1],
-        }
+        choices = routing_of(current)
         return Attempt(
             schedule(instance, current, choices),
             termination,
