@@ -333,14 +333,14 @@ def examples() -> list[OcsInstance]:
     return [worked(), with_eq7, single, *tiny(seed=3, count=3)]
 
 
-def paper(seed: int = 0) -> list[OcsInstance]:
+def worked_suite(seed: int = 0) -> list[OcsInstance]:
     """The worked example of the docs (``seed`` is accepted and unused)."""
     normalize_seed(seed)
     return [worked()]
 
 
 GENERATORS: dict[str, Callable[..., list[OcsInstance]]] = {
-    "worked": paper,
+    "worked": worked_suite,
     "tiny": tiny,
     "paper-like": paper_like,
     "sweep": sweep,

@@ -1,6 +1,7 @@
 """``ocs/hill-climb``: the paper's Algorithm 1.
 
-Start with every job in group A (line 2); the neighbours of a grouping switch the group of one
+Start with every job in group A (line 2; when that cannot be served, from ``ocs/oxc-greedy``'s
+grouping instead, ours); the neighbours of a grouping switch the group of one
 job (line 9); move to the best neighbour while it shortens the round (lines 3-8), else stop
 (line 14). A grouping is scored (lines 10-12) with each group's servers and rings chosen by
 ``routing`` and its circuits by the exact phase evaluator:
@@ -28,7 +29,7 @@ from topoopt.ocs.choices import Choice
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import best_response, comm_or_inf, group_load
 from topoopt.ocs.solution import round_of, schedule
-from topoopt.ocs.solvers.greedy import algorithm2
+from topoopt.ocs.solvers.greedy import OxcGreedySolver, algorithm2
 
 ROUTINGS = ("best-response", "algorithm2")
 
@@ -74,8 +75,13 @@ class HillClimbSolver(Solver):
         def routing_of(groups: tuple[int, ...]) -> dict[int, Choice]:
             return {**group(members(groups, 1), {})[1], **group(members(groups, 2), {})[1]}
 
-        current = tuple([1] * instance.n_jobs)
+        current = tuple([1] * instance.n_jobs)  # line 2
         value = score(current, {})
+        if math.isinf(value):  # every job in one group cannot be served: start from the greedy
+            greedy = OxcGreedySolver().solve(instance).solution
+            if greedy is not None:
+                current = greedy.groups
+                value = score(current, {})
         moves = 0
         termination = TerminationReason.COMPLETED
         while termination is TerminationReason.COMPLETED:
