@@ -747,6 +747,7 @@ SUITES = {
     "tiny": {"seed": 5, "count": 4},
     "paper-like": {"seed": 2, "repeats": 1},
     "sweep": {"seed": 1, "pods": 4, "jobs": 3},
+    "units": {"seed": 3, "count": 3},
 }
 
 

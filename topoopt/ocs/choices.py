@@ -115,6 +115,23 @@ def option_count(instance: OcsInstance, job: int) -> int:
     return k if instance.jobs[job].type == "PS" else ring_count(k)
 
 
+def default_choice(instance: OcsInstance, job: int) -> Choice:
+    """The instance's fixed choice of ``job``, else its first pod as server and its pods' order
+    as ring."""
+    spec = instance.jobs[job]
+    fixed = fixed_choice(instance, job)
+    if fixed is None and spec.type == "PS":
+        return instance.job_pods(job)[0]
+    if fixed is None and spec.type == "RAR":
+        return instance.job_pods(job)
+    return fixed
+
+
+def default_choices(instance: OcsInstance) -> dict[int, Choice]:
+    """:func:`default_choice` of every job (what the generators check the no-TDM round with)."""
+    return {j: default_choice(instance, j) for j in range(instance.n_jobs)}
+
+
 def demand(instance: OcsInstance, job: int, choice: Choice) -> Demand:
     """``job``'s bytes in one communication phase with ``choice``
     (:func:`topoopt.ocs.traffic.job_demand`)."""
@@ -134,6 +151,8 @@ def demand(instance: OcsInstance, job: int, choice: Choice) -> Demand:
 __all__ = [
     "Choice",
     "canonical_ring",
+    "default_choice",
+    "default_choices",
     "demand",
     "fixed_choice",
     "is_free",

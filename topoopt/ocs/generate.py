@@ -22,7 +22,7 @@ import numpy as np
 from topoopt.core.errors import InvalidInstanceError, InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
-from topoopt.ocs.choices import Choice, demand, fixed_choice
+from topoopt.ocs.choices import default_choices, demand
 from topoopt.ocs.instance import Job, OcsInstance, Pod
 from topoopt.ocs.phases import comm_time
 from topoopt.ocs.solution import Schedule, group_demand, schedule
@@ -59,19 +59,6 @@ def worked_schedule() -> Schedule:
     found = schedule(inst, [1, 2, 2], {0: (0, 1, 2), 1: 1, 2: None})
     assert found is not None
     return found
-
-
-def default_choices(instance: OcsInstance) -> dict[int, Choice]:
-    """The instance's fixed choices, else the first pod as server and the pods' order as ring."""
-    out: dict[int, Choice] = {}
-    for j, spec in enumerate(instance.jobs):
-        fixed = fixed_choice(instance, j)
-        if fixed is None and spec.type == "PS":
-            fixed = instance.job_pods(j)[0]
-        elif fixed is None and spec.type == "RAR":
-            fixed = instance.job_pods(j)
-        out[j] = fixed
-    return out
 
 
 def alone_comm_s(instance: OcsInstance, job: int) -> float:
@@ -297,6 +284,52 @@ def sweep(seed: int = 0, pods: int = 8, jobs: int = 8) -> list[OcsInstance]:
     return out
 
 
+def by_units(seed: int = 0, count: int = 12, share: float = 0.5) -> list[OcsInstance]:
+    """Paper-like mixes on 4 to 8 pods where each job is given by ``units`` with probability
+    ``share`` (2-GPU units when its GPUs are even, else 1-GPU units): for the placing
+    heuristics (the exact solvers refuse them)."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    if not (isinstance(share, (int, float)) and 0 <= share <= 1):
+        raise InvalidOptionError(f"share: must be a number in [0, 1], got {share!r}")
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        pods, jobs = ((4, 4), (8, 8), (8, 12))[i % 3]
+        base = random_instance(
+            rng, f"units-{pods}x{jobs}-{seed}-{i}", pods=pods, jobs=jobs, mix="comm", ports=(8,)
+        )
+        converted = []
+        for spec in base.jobs:
+            if rng.random() >= share:
+                converted.append(spec)
+                continue
+            unit = 2 if spec.total_gpus % 2 == 0 else 1
+            converted.append(
+                Job(
+                    spec.name,
+                    spec.type,
+                    None,
+                    spec.traffic_bytes,
+                    spec.t_train_s,
+                    t_agg_s=spec.t_agg_s if spec.type == "PS" else None,
+                    units=spec.total_gpus // unit,
+                    unit_gpus=unit,
+                )
+            )
+        out.append(
+            OcsInstance(
+                base.name,
+                base.pods,
+                converted,
+                base.oxc_port_gbps,
+                base.reconfig_s,
+                labels={**base.labels, "suite": "units"},
+            )
+        )
+    return out
+
+
 def examples() -> list[OcsInstance]:
     """Fixed small instances for the conformance suite: the worked example, eq. 7 training
     times with two ports per circuit, one job, and random tiny instances."""
@@ -344,5 +377,6 @@ GENERATORS: dict[str, Callable[..., list[OcsInstance]]] = {
     "tiny": tiny,
     "paper-like": paper_like,
     "sweep": sweep,
+    "units": by_units,
 }
 """Suites for ``topoopt instances generate ocs --suite NAME --seed N``."""

@@ -195,7 +195,7 @@ class Job:
         ``"PS"`` (parameter server), ``"RAR"`` (ring all-reduce) or ``"A2A"`` (all-to-all).
     gpus
         ``G_{i,j}``: pod name -> GPUs of the job on that pod (>= 1 each), as a mapping or
-        ``(pod, count)`` pairs.
+        ``(pod, count)`` pairs; ``None`` when ``units`` leaves the placement to the solver.
     traffic_bytes
         ``F``: bytes each GPU contributes per iteration (model size for PS/RAR, tokens x hidden
         bytes for A2A), >= 0.
@@ -209,6 +209,10 @@ class Job:
         PS only: the server's pod, one of the job's pods; ``None`` lets the solver choose.
     ring
         RAR only: the job's pods in ring order, each once; ``None`` lets the solver choose.
+    units, unit_gpus
+        Instead of ``gpus``: ``units`` parallel units of ``unit_gpus`` GPUs each (default 1)
+        whose pods the solver chooses (paper Algorithm 2, lines 10-15); a unit may be split over
+        pods. Such a job has no fixed ``server_pod`` or ``ring`` (they depend on its pods).
     """
 
     name: str
@@ -220,12 +224,14 @@ class Job:
     t_agg_s: float
     server_pod: str | None
     ring: tuple[str, ...] | None
+    units: int | None
+    unit_gpus: int
 
     def __init__(
         self,
         name: str,
         type: str,
-        gpus: Mapping[str, int] | Iterable[tuple[str, int]],
+        gpus: Mapping[str, int] | Iterable[tuple[str, int]] | None,
         traffic_bytes: float,
         t_train_s: float | None = None,
         *,
@@ -233,6 +239,8 @@ class Job:
         t_agg_s: float | None = None,
         server_pod: str | None = None,
         ring: Sequence[str] | None = None,
+        units: int | None = None,
+        unit_gpus: int | None = None,
     ) -> None:
         put = object.__setattr__
         put(self, "name", v.as_str(name, "name"))
@@ -241,7 +249,19 @@ class Job:
                 "type", f"must be one of {', '.join(JOB_TYPES)}, got {type!r}"
             )
         put(self, "type", type)
-        put(self, "gpus", _parse_gpus(gpus))
+        if (gpus is None) == (units is None):
+            raise InvalidInstanceError(
+                "gpus", "give exactly one of gpus (GPUs per pod) and units (placed by the solver)"
+            )
+        if units is None and unit_gpus is not None:
+            raise InvalidInstanceError("unit_gpus", "only a job given by units has it")
+        put(self, "gpus", () if gpus is None else _parse_gpus(gpus))
+        put(self, "units", None if units is None else _count(units, "units"))
+        put(self, "unit_gpus", 1 if unit_gpus is None else _count(unit_gpus, "unit_gpus"))
+        if self.units is not None and self.total_gpus > MAX_GPUS:
+            raise InvalidInstanceError(
+                "units", f"units x unit_gpus = {self.total_gpus} GPUs, more than {MAX_GPUS}"
+            )
         put(
             self,
             "traffic_bytes",
@@ -281,15 +301,26 @@ class Job:
         put(self, "t_agg_s", 0.0)
         put(self, "server_pod", None)
         put(self, "ring", None)
-        if self.type == "PS":
+        if not self.placed:
+            for key, value in (("server_pod", server_pod), ("ring", ring)):
+                if value is not None:
+                    raise InvalidInstanceError(
+                        key, "a job given by units has none (the solver chooses its pods first)"
+                    )
+            if self.type in ("PS", "A2A") and self.total_gpus < 2:
+                raise InvalidInstanceError(
+                    "units",
+                    f"a {self.type} job needs at least 2 GPUs in all, got {self.total_gpus}",
+                )
+        if self.type == "PS" and t_agg_s is not None:
+            put(self, "t_agg_s", v.as_float(t_agg_s, "t_agg_s", minimum=0, maximum=MAX_SECONDS))
+        if self.type == "PS" and self.placed:
             if len(pods) < 2:
                 raise InvalidInstanceError(
                     "gpus",
                     "a PS job must span at least two pods (its workers push to and pull "
                     f"from a server on one of them), got {len(pods)}",
                 )
-            if t_agg_s is not None:
-                put(self, "t_agg_s", v.as_float(t_agg_s, "t_agg_s", minimum=0, maximum=MAX_SECONDS))
             if server_pod is not None:
                 server = v.as_str(server_pod, "server_pod")
                 if server not in pods:
@@ -298,7 +329,7 @@ class Job:
                         f"must be one of the job's pods ({', '.join(pods)}), got {server!r}",
                     )
                 put(self, "server_pod", server)
-        if self.type == "A2A" and self.total_gpus < 2:
+        if self.type == "A2A" and self.placed and self.total_gpus < 2:
             raise InvalidInstanceError("gpus", "an A2A job needs at least 2 GPUs in all")
         if ring is not None:
             order = tuple(v.as_str(p, f"ring[{i}]") for i, p in enumerate(v.as_tuple(ring, "ring")))
@@ -319,13 +350,33 @@ class Job:
         return cls(
             v.field(data, "name"),
             v.field(data, "type"),
-            v.as_mapping(v.field(data, "gpus"), "gpus"),
+            None if data.get("gpus") is None else v.as_mapping(data["gpus"], "gpus"),
             v.field(data, "traffic_bytes"),
             data.get("t_train_s"),
             compute=data.get("compute"),
             t_agg_s=data.get("t_agg_s"),
             server_pod=data.get("server_pod"),
             ring=data.get("ring"),
+            units=data.get("units"),
+            unit_gpus=data.get("unit_gpus"),
+        )
+
+    @property
+    def placed(self) -> bool:
+        """Whether the instance gives the job's GPUs per pod (else the solver places its
+        units)."""
+        return self.units is None
+
+    def with_gpus(self, gpus: Mapping[str, int]) -> Job:
+        """This job placed on ``gpus`` (pod -> GPUs), its other fields kept."""
+        return Job(
+            self.name,
+            self.type,
+            gpus,
+            self.traffic_bytes,
+            None if self.compute is not None else self.t_train_s,
+            compute=self.compute,
+            t_agg_s=self.t_agg_s if self.type == "PS" else None,
         )
 
     @property
@@ -336,6 +387,8 @@ class Job:
     @property
     def total_gpus(self) -> int:
         """``G``: the job's GPUs in all."""
+        if self.units is not None:
+            return self.units * self.unit_gpus
         return sum(count for _, count in self.gpus)
 
     @property
@@ -352,11 +405,13 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "type": self.type,
-            "gpus": dict(self.gpus),
-        }
+        out: dict[str, Any] = {"name": self.name, "type": self.type}
+        if self.units is not None:
+            out["units"] = self.units
+            if self.unit_gpus != 1:
+                out["unit_gpus"] = self.unit_gpus
+        else:
+            out["gpus"] = dict(self.gpus)
         if self.compute is not None:
             out["compute"] = self.compute.to_dict()
         else:
@@ -510,7 +565,7 @@ class OcsInstance(Instance["OcsResult"]):
 
     def _check_routable(self, job: Job) -> None:
         """Refuse a job that cannot get its circuits even alone in its group."""
-        if job.traffic_bytes == 0 or len(job.pods) == 1:
+        if job.traffic_bytes == 0 or len(job.pods) <= 1:
             return
         budget = {p.name: p.oxc_ports // self.ports_per_circuit for p in self.pods}
         k = len(job.pods)
@@ -553,6 +608,63 @@ class OcsInstance(Instance["OcsResult"]):
                     f"network.pods[{i}].gpus",
                     f"the jobs use {used[i]} GPUs on pod {pod.name!r}, which has {pod.gpus}",
                 )
+        unplaced = [j for j, job in enumerate(self.jobs) if not job.placed]
+        if not unplaced:
+            return
+        for i, pod in enumerate(self.pods):
+            if pod.gpus is None:
+                raise InvalidInstanceError(
+                    f"network.pods[{i}].gpus",
+                    f"missing: jobs[{unplaced[0]}] is given by units, so every pod must give "
+                    "its GPUs",
+                )
+        free = sum(p.gpus or 0 for p in self.pods) - sum(used)
+        wanted = sum(self.jobs[j].total_gpus for j in unplaced)
+        if wanted > free:
+            raise InvalidInstanceError(
+                "jobs", f"the jobs given by units need {wanted} GPUs, the pods have {free} free"
+            )
+
+    @property
+    def is_placed(self) -> bool:
+        """Whether every job's GPUs per pod are given (no job is given by units)."""
+        return all(job.placed for job in self.jobs)
+
+    def unplaced_jobs(self) -> list[str]:
+        """The names of the jobs given by units."""
+        return [job.name for job in self.jobs if not job.placed]
+
+    def with_placement(self, placement: Mapping[str, Mapping[str, int]]) -> OcsInstance:
+        """This instance with every job given by units placed on ``placement[job]`` (pod ->
+        GPUs), validated like any instance (an unroutable placement raises).
+
+        Raises
+        ------
+        InvalidInstanceError
+            When a job given by units has no placement, or a placed job has one.
+        """
+        jobs = []
+        for i, job in enumerate(self.jobs):
+            if job.placed:
+                if job.name in placement:
+                    raise InvalidInstanceError(
+                        f"jobs[{i}]", f"job {job.name!r} has its GPUs already, not a placement"
+                    )
+                jobs.append(job)
+                continue
+            if job.name not in placement:
+                raise InvalidInstanceError(f"jobs[{i}]", f"no placement for job {job.name!r}")
+            with v.within(f"jobs[{i}]"):
+                jobs.append(job.with_gpus(placement[job.name]))
+        return OcsInstance(
+            self.name,
+            self.pods,
+            jobs,
+            self.oxc_port_gbps,
+            self.reconfig_s,
+            self.ports_per_circuit,
+            self.labels,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, files: FileAccess | None = None) -> OcsInstance:

@@ -135,8 +135,15 @@ JOB = obj(
             "description": "RAR only: the order of the job's pods on the ring; omitted, the "
             "solver chooses.",
         },
+        "units": integer(
+            1,
+            MAX_GPUS,
+            description="Instead of gpus: parallel units the solver places on pods "
+            "(paper Algorithm 2).",
+        ),
+        "unit_gpus": integer(1, MAX_GPUS, description="GPUs of one unit (default 1)."),
     },
-    ["name", "type", "gpus", "traffic_bytes"],
+    ["name", "type", "traffic_bytes"],
     "A training job, its GPUs per pod and its traffic.",
 )
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from topoopt.core.errors import InvalidSolutionError
+from topoopt.core.errors import InvalidInstanceError, InvalidSolutionError
 from topoopt.ocs.choices import Choice, canonical_ring, demand
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.phases import GroupTimes, comm_time, oxc_time, round_phases, tor_time
@@ -54,12 +54,16 @@ class Schedule:
     circuits
         ``L`` of phases 1 to 4: a symmetric ``|P| x |P|`` matrix of circuit counts in the
         instance's pod order.
+    placement
+        Job name -> pod name -> GPUs of every job the instance gives by ``units`` (empty when
+        the instance places every job).
     """
 
     groups: tuple[int, ...]
     servers: Mapping[str, str] = field(default_factory=dict, hash=False)
     rings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     circuits: tuple[Matrix, ...] = ()
+    placement: Mapping[str, Mapping[str, int]] = field(default_factory=dict, hash=False)
 
     def members(self, group: int) -> list[int]:
         """The job numbers in ``group``."""
@@ -158,8 +162,17 @@ class Phase:
     duration_s: float
 
 
+def placed(instance: OcsInstance, sched: Schedule) -> OcsInstance:
+    """``instance`` with the jobs it gives by units on ``sched``'s placement (``instance``
+    itself when it places every job); raises ``InvalidInstanceError`` for a bad placement."""
+    if instance.is_placed:
+        return instance
+    return instance.with_placement(sched.placement)
+
+
 def phases(instance: OcsInstance, sched: Schedule) -> tuple[Phase, ...]:
     """The four phases of ``sched`` with its own circuits (the module docstring's formula)."""
+    instance = placed(instance, sched)
     choices = {j: job_choice(instance, sched, j) for j in range(instance.n_jobs)}
     out = []
     for p, talking in enumerate(COMMUNICATING):
@@ -249,6 +262,10 @@ def check(instance: OcsInstance, sched: Schedule) -> list[str]:
     problems: list[str] = []
     if len(sched.groups) != instance.n_jobs:
         return [f"{len(sched.groups)} groups for {instance.n_jobs} jobs"]
+    placing = _check_placement(instance, sched)
+    if placing:
+        return placing
+    instance = placed(instance, sched)
     for j, g in enumerate(sched.groups):
         if isinstance(g, bool) or g not in (1, 2) or not isinstance(g, int):
             problems.append(f"job {instance.jobs[j].name}: group {g!r}, must be 1 or 2")
@@ -266,6 +283,41 @@ def check(instance: OcsInstance, sched: Schedule) -> list[str]:
                     f"{traffic:g} bytes but have no circuit"
                 )
     return problems
+
+
+def _check_placement(instance: OcsInstance, sched: Schedule) -> list[str]:
+    """A placement for exactly the jobs given by units: their GPUs on known pods, within the
+    pods' free GPUs, and a placed instance that passes its own rules."""
+    wanted = set(instance.unplaced_jobs())
+    problems = [
+        f"placement: {name!r} is not a job given by units"
+        for name in sorted(set(sched.placement) - wanted)
+    ]
+    problems += [
+        f"placement: job {name!r} has none" for name in sorted(wanted - set(sched.placement))
+    ]
+    if problems:
+        return problems
+    for name, gpus in sorted(sched.placement.items()):
+        spec = instance.jobs[instance.job_index[name]]
+        counts = list(gpus.values())
+        if any(isinstance(g, bool) or not isinstance(g, int) or g < 1 for g in counts):
+            problems.append(f"placement: job {name!r}: GPU counts must be positive integers")
+        elif sum(counts) != spec.total_gpus:
+            problems.append(
+                f"placement: job {name!r} has {sum(counts)} GPUs, its {spec.units} units of "
+                f"{spec.unit_gpus} make {spec.total_gpus}"
+            )
+        unknown = sorted(set(gpus) - set(instance.pod_index))
+        if unknown:
+            problems.append(f"placement: job {name!r} on unknown pods {unknown}")
+    if problems:
+        return problems
+    try:
+        placed(instance, sched)
+    except InvalidInstanceError as exc:
+        return [f"placement: {exc}"]
+    return []
 
 
 def _check_choices(instance: OcsInstance, sched: Schedule) -> list[str]:
@@ -353,6 +405,7 @@ def metrics(instance: OcsInstance, sched: Schedule) -> dict[str, float]:
     ``no_tdm_round_s`` (:func:`no_tdm_baseline`; ``inf`` when no routing tried serves it),
     the speed-up ``tdm_speedup = no_tdm_round_s / round_s`` and every job's
     ``iterations_per_s.<job>`` (1 PS or 2 other iterations per round)."""
+    instance = placed(instance, sched)
     parts = phases(instance, sched)
     round_s = math.fsum(phase.duration_s for phase in parts)
     choices = {j: job_choice(instance, sched, j) for j in range(instance.n_jobs)}
@@ -373,8 +426,13 @@ def metrics(instance: OcsInstance, sched: Schedule) -> dict[str, float]:
 
 def to_dict(instance: OcsInstance, sched: Schedule) -> dict[str, Any]:
     """JSON form: ``{"groups": {job: 1 | 2}, "servers": {PS job: pod}, "rings": {RAR job: [pods]},
-    "pods": [names], "circuits": [L of phases 1-4]}`` (matrices in the order of ``pods``)."""
+    "pods": [names], "circuits": [L of phases 1-4]}`` (matrices in the order of ``pods``), and
+    ``"placement": {job: {pod: GPUs}}`` when the instance gives jobs by units."""
+    placement = (
+        {"placement": {k: dict(g) for k, g in sched.placement.items()}} if sched.placement else {}
+    )
     return {
+        **placement,
         "groups": {spec.name: g for spec, g in zip(instance.jobs, sched.groups, strict=False)},
         "servers": dict(sched.servers),
         "rings": {name: list(ring) for name, ring in sched.rings.items()},
@@ -412,11 +470,17 @@ def from_dict(instance: OcsInstance, data: Mapping[str, Any]) -> Schedule:
         isinstance(m, list) and all(isinstance(row, list) for row in m) for m in circuits
     ):
         raise InvalidSolutionError("solution.circuits: must be a list of four matrices")
+    placement = data.get("placement", {})
+    if not isinstance(placement, Mapping) or not all(
+        isinstance(g, Mapping) and all(isinstance(p, str) for p in g) for g in placement.values()
+    ):
+        raise InvalidSolutionError("solution.placement: must map jobs to {pod: GPUs} objects")
     return Schedule(
         groups=tuple(groups[s.name] for s in instance.jobs),
         servers=dict(servers),
         rings={name: tuple(r) for name, r in rings.items()},
         circuits=tuple(tuple(tuple(row) for row in m) for m in circuits),
+        placement={name: dict(g) for name, g in placement.items()},
     )
 
 
@@ -438,6 +502,10 @@ def describe(instance: OcsInstance, sched: Schedule) -> str:
     circuits, phases 1 and 3: p0-p2 3, p1-p2 5
     """
     lines = []
+    for name, gpus in sched.placement.items():
+        where = ", ".join(f"{pod} {g}" for pod, g in gpus.items())
+        lines.append(f"placed {name}: {where} GPUs")
+    instance = placed(instance, sched)
     for g in (1, 2):
         jobs = []
         for j in sched.members(g):
@@ -505,6 +573,7 @@ __all__ = [
     "no_tdm_round",
     "pairs_of",
     "phases",
+    "placed",
     "round_of",
     "schedule",
     "to_dict",

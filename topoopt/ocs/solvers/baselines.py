@@ -11,6 +11,7 @@ from topoopt.core.status import TerminationReason
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import best_response
 from topoopt.ocs.solution import schedule
+from topoopt.ocs.solvers.placing import solve_placed
 
 
 @register_solver
@@ -22,6 +23,9 @@ class NoTdmSolver(Solver):
     complete = False
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
+        return solve_placed(instance, self._solve_placed)
+
+    def _solve_placed(self, instance: OcsInstance) -> Attempt:
         jobs = range(instance.n_jobs)
         found = schedule(instance, [1] * instance.n_jobs, best_response(instance, jobs))
         if found is None:

@@ -25,6 +25,7 @@ from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import by_traffic, comm_or_inf, propose_rings
 from topoopt.ocs.solution import round_of, schedule
+from topoopt.ocs.solvers.placing import solve_placed
 from topoopt.ocs.traffic import Demand
 
 
@@ -67,6 +68,9 @@ class OxcGreedySolver(Solver):
     complete = False
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
+        return solve_placed(instance, self._solve_placed)
+
+    def _solve_placed(self, instance: OcsInstance) -> Attempt:
         groups = [0] * instance.n_jobs
         loads = {1: Demand.empty(instance.n_pods), 2: Demand.empty(instance.n_pods)}
         choices: dict[int, Choice] = {}

@@ -30,6 +30,7 @@ from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import best_response, comm_or_inf, group_load
 from topoopt.ocs.solution import round_of, schedule
 from topoopt.ocs.solvers.greedy import OxcGreedySolver, algorithm2
+from topoopt.ocs.solvers.placing import solve_placed
 
 ROUTINGS = ("best-response", "algorithm2")
 
@@ -49,6 +50,10 @@ class HillClimbSolver(Solver):
             raise InvalidOptionError(
                 f"routing: must be one of {', '.join(ROUTINGS)}, got {routing!r}"
             )
+        return solve_placed(instance, lambda placed: self._climb(placed, ctx, routing))
+
+    def _climb(self, instance: OcsInstance, ctx: SolveContext, routing: str) -> Attempt:
+        """Algorithm 1 on a placed instance."""
         cache: dict[frozenset[int], tuple[float, dict[int, Choice]]] = {}
 
         def group(jobs: frozenset[int], hint: dict[int, Choice]) -> tuple[float, dict[int, Choice]]:

@@ -53,6 +53,11 @@ class TdmIlpSolver(MipSolver):
     def unsupported_reason(cls, instance: OcsInstance) -> str | None:
         """Why the MILP refuses ``instance`` (more than :data:`MAX_BINARIES` circuit binaries,
         or a free ring over more than :data:`MAX_FREE_RING_PODS` pods), or ``None``."""
+        if not instance.is_placed:
+            return (
+                f"jobs {', '.join(instance.unplaced_jobs())} are given by units; the MILP needs "
+                "every job's GPUs per pod (ocs/oxc-greedy and ocs/hill-climb place units)"
+            )
         count = circuit_binaries(instance)
         if count > MAX_BINARIES:
             return f"{count} circuit binaries exceed the MILP's {MAX_BINARIES}; use ocs/hill-climb"

@@ -70,6 +70,11 @@ class EnumerateSolver(Solver):
     def unsupported_reason(cls, instance: OcsInstance) -> str | None:
         """Why the oracle refuses ``instance`` (more than :data:`MAX_JOBS` jobs or
         :data:`MAX_COMBINATIONS` combinations), or ``None``."""
+        if not instance.is_placed:
+            return (
+                f"jobs {', '.join(instance.unplaced_jobs())} are given by units; the oracle needs "
+                "every job's GPUs per pod (ocs/oxc-greedy and ocs/hill-climb place units)"
+            )
         if instance.n_jobs > MAX_JOBS:
             return f"{instance.n_jobs} jobs exceed the oracle's {MAX_JOBS}; use ocs/tdm-ilp"
         count = combinations(instance)
