@@ -108,6 +108,24 @@ def as_float(
     return number
 
 
+def as_positive(value: Any, path: str, maximum: float, minimum: float = 0.0) -> float:
+    """``value`` as a finite ``float > 0`` within ``[minimum, maximum]`` (a bandwidth, a time).
+
+    Examples
+    --------
+    >>> as_positive(0, "tor_gbps", 1e9)
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.InvalidInstanceError: tor_gbps: must be > 0, got 0
+    """
+    number = as_float(value, path, maximum=maximum)
+    if number <= 0:
+        raise InvalidInstanceError(path, f"must be > 0, got {number:g}")
+    if number < minimum:
+        raise InvalidInstanceError(path, f"must be >= {minimum:g}, got {number:g}")
+    return number
+
+
 def as_str(value: Any, path: str) -> str:
     """``value`` if it is a non-empty string."""
     if not isinstance(value, str) or not value:

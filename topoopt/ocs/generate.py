@@ -24,7 +24,7 @@ from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
 from topoopt.ocs.choices import default_choices, demand
 from topoopt.ocs.instance import Job, OcsInstance, Pod
-from topoopt.ocs.phases import comm_time
+from topoopt.ocs.phases import network_comm
 from topoopt.ocs.solution import Schedule, group_demand, schedule
 
 MAX_COUNT = 10_000
@@ -65,7 +65,7 @@ def alone_comm_s(instance: OcsInstance, job: int) -> float:
     """``job``'s communication time alone on the network with its default choice (the
     reference of its communication/computation ratio)."""
     load = demand(instance, job, default_choices(instance)[job])
-    comm = comm_time(load, instance.circuit_budget, instance.circuit_bps, instance.tor_bps)
+    comm = network_comm(instance, load)
     if comm is None:
         raise ValueError(f"job {instance.jobs[job].name} cannot be served alone")
     return comm.time_s
@@ -73,9 +73,7 @@ def alone_comm_s(instance: OcsInstance, job: int) -> float:
 
 def _no_tdm_servable(instance: OcsInstance) -> bool:
     load = group_demand(instance, default_choices(instance), range(instance.n_jobs))
-    return (
-        comm_time(load, instance.circuit_budget, instance.circuit_bps, instance.tor_bps) is not None
-    )
+    return network_comm(instance, load) is not None
 
 
 def random_instance(

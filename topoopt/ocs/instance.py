@@ -50,19 +50,9 @@ K_PLAIN, K_RECOMPUTE = 6, 8
 """Eq. 7's FLOPs per parameter and token: forward + backward, and with recomputation."""
 
 
-def _positive(value: Any, path: str, maximum: float, minimum: float = 0.0) -> float:
-    """``value`` as a finite ``float > 0`` within ``[minimum, maximum]``."""
-    number = v.as_float(value, path, maximum=maximum)
-    if number <= 0:
-        raise InvalidInstanceError(path, f"must be > 0, got {number:g}")
-    if number < minimum:
-        raise InvalidInstanceError(path, f"must be >= {minimum:g}, got {number:g}")
-    return number
-
-
 def _gbps(value: Any, path: str) -> float:
     low, high = GBPS_RANGE
-    return _positive(value, path, high, low)
+    return v.as_positive(value, path, high, low)
 
 
 @dataclass(frozen=True)
@@ -137,10 +127,10 @@ class Compute:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "tokens", _positive(self.tokens, "tokens", MAX_BYTES))
-        put(self, "parameters", _positive(self.parameters, "parameters", MAX_BYTES))
-        put(self, "gpu_flops", _positive(self.gpu_flops, "gpu_flops", MAX_BYTES))
-        put(self, "efficiency", _positive(self.efficiency, "efficiency", 1.0))
+        put(self, "tokens", v.as_positive(self.tokens, "tokens", MAX_BYTES))
+        put(self, "parameters", v.as_positive(self.parameters, "parameters", MAX_BYTES))
+        put(self, "gpu_flops", v.as_positive(self.gpu_flops, "gpu_flops", MAX_BYTES))
+        put(self, "efficiency", v.as_positive(self.efficiency, "efficiency", 1.0))
         if not isinstance(self.recomputation, bool):
             raise InvalidInstanceError(
                 "recomputation", f"must be true or false, got {self.recomputation!r}"
@@ -282,7 +272,7 @@ class Job:
             put(self, "t_train_s", parsed.t_train_s)
         else:
             put(self, "compute", None)
-            put(self, "t_train_s", _positive(t_train_s, "t_train_s", MAX_SECONDS))
+            put(self, "t_train_s", v.as_positive(t_train_s, "t_train_s", MAX_SECONDS))
         self._type_fields(t_agg_s, server_pod, ring)
 
     def _type_fields(self, t_agg_s: Any, server_pod: Any, ring: Any) -> None:

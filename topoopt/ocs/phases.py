@@ -31,8 +31,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from topoopt.ocs.traffic import Demand, Pair
+
+if TYPE_CHECKING:
+    from topoopt.ocs.instance import OcsInstance
 
 TIGHT = 1e-12
 """Relative slack when a pair's demand is compared with a candidate time (float division of
@@ -170,6 +174,11 @@ def comm_time(
     return Comm(max(oxc, tor), oxc, tor, circuits)
 
 
+def network_comm(instance: OcsInstance, demand: Demand) -> Comm | None:
+    """:func:`comm_time` of ``demand`` on ``instance``'s network."""
+    return comm_time(demand, instance.circuit_budget, instance.circuit_bps, instance.tor_bps)
+
+
 @dataclass(frozen=True)
 class GroupTimes:
     """What the round needs of one group: its two compute times and its communication time.
@@ -208,6 +217,7 @@ __all__ = [
     "circuits_for",
     "comm_time",
     "min_circuits",
+    "network_comm",
     "oxc_time",
     "round_phases",
     "tor_time",

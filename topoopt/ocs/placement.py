@@ -28,7 +28,7 @@ import math
 
 from topoopt.ocs.choices import default_choice, demand
 from topoopt.ocs.instance import OcsInstance
-from topoopt.ocs.phases import comm_time
+from topoopt.ocs.phases import network_comm
 from topoopt.ocs.traffic import Demand, job_demand
 
 Placement = dict[str, dict[str, int]]
@@ -57,8 +57,7 @@ def _servable_alone(
     load = _partial(instance, job, gpus, server)
     if load is None:
         return True
-    budget = instance.circuit_budget
-    return comm_time(load, budget, instance.circuit_bps, instance.tor_bps) is not None
+    return network_comm(instance, load) is not None
 
 
 def _scores(instance: OcsInstance, load: Demand) -> list[float]:

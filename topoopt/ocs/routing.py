@@ -8,7 +8,7 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
   (line 10).
 * :func:`best_response`: jobs whose choice is free are taken by decreasing traffic; each takes
   the option that gives the group's traffic so far (the fixed jobs and the jobs already decided)
-  the least exact communication time (:func:`topoopt.ocs.phases.comm_time`), an option that
+  the least exact communication time (:func:`topoopt.ocs.phases.network_comm`), an option that
   cannot be served counting as infinitely slow; then, in up to ``passes`` rounds, each free job
   in turn moves to its best option against all the others when that is strictly faster. A RAR
   job over more than :data:`MAX_RING_OPTIONS` distinct rings only tries its pods' order and
@@ -24,7 +24,7 @@ import networkx as nx
 
 from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free, option_count, options
 from topoopt.ocs.instance import OcsInstance
-from topoopt.ocs.phases import comm_time
+from topoopt.ocs.phases import network_comm
 from topoopt.ocs.traffic import Demand
 
 MAX_RING_OPTIONS = 60
@@ -89,7 +89,7 @@ def propose_rings(instance: OcsInstance, job: int, load: Demand) -> list[tuple[i
 
 def comm_or_inf(instance: OcsInstance, load: Demand) -> float:
     """The exact communication time of ``load`` (``inf`` when it cannot be served)."""
-    comm = comm_time(load, instance.circuit_budget, instance.circuit_bps, instance.tor_bps)
+    comm = network_comm(instance, load)
     return math.inf if comm is None else comm.time_s
 
 

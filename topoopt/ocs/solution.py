@@ -27,7 +27,7 @@ from typing import Any
 from topoopt.core.errors import InvalidInstanceError, InvalidSolutionError
 from topoopt.ocs.choices import Choice, canonical_ring, demand
 from topoopt.ocs.instance import OcsInstance
-from topoopt.ocs.phases import GroupTimes, comm_time, oxc_time, round_phases, tor_time
+from topoopt.ocs.phases import GroupTimes, network_comm, oxc_time, round_phases, tor_time
 from topoopt.ocs.routing import best_response
 from topoopt.ocs.traffic import Demand, Pair
 
@@ -118,7 +118,7 @@ def schedule(
     instance: OcsInstance, groups: Sequence[int], choices: Mapping[int, Choice]
 ) -> Schedule | None:
     """The schedule of ``groups`` and ``choices`` with the best circuits of every phase
-    (:func:`topoopt.ocs.phases.comm_time`), or ``None`` when a group's traffic cannot be served.
+    (:func:`topoopt.ocs.phases.network_comm`), or ``None`` when a group's traffic cannot be served.
 
     Phases 1 and 3 (and 2 and 4) carry the same pair demands (a PS job's push and pull load each
     pair alike), so they get the same circuits.
@@ -126,12 +126,7 @@ def schedule(
     per_group: dict[int, Matrix] = {}
     for g in (1, 2):
         jobs = [j for j, x in enumerate(groups) if x == g]
-        comm = comm_time(
-            group_demand(instance, choices, jobs),
-            instance.circuit_budget,
-            instance.circuit_bps,
-            instance.tor_bps,
-        )
+        comm = network_comm(instance, group_demand(instance, choices, jobs))
         if comm is None:
             return None
         per_group[g] = matrix(instance.n_pods, comm.circuits)
@@ -221,12 +216,7 @@ def no_tdm_round(instance: OcsInstance, choices: Mapping[int, Choice]) -> float:
     for the same iterations) and ``choices``, with the best circuits; ``inf`` when the jobs'
     joint traffic cannot be served."""
     jobs = list(range(instance.n_jobs))
-    comm = comm_time(
-        group_demand(instance, choices, jobs),
-        instance.circuit_budget,
-        instance.circuit_bps,
-        instance.tor_bps,
-    )
+    comm = network_comm(instance, group_demand(instance, choices, jobs))
     if comm is None:
         return math.inf
     return round_of(instance, [1] * instance.n_jobs, {1: comm.time_s})

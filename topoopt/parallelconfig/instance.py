@@ -39,16 +39,6 @@ GBPS_TO_BYTES_PER_S = 1e9 / 8
 """Bytes per second in one Gb/s."""
 
 
-def _positive(value: Any, path: str, maximum: float, minimum: float = 0.0) -> float:
-    """``value`` as a finite ``float > 0`` within ``[minimum, maximum]``."""
-    number = v.as_float(value, path, maximum=maximum)
-    if number <= 0:
-        raise InvalidInstanceError(path, f"must be > 0, got {number:g}")
-    if number < minimum:
-        raise InvalidInstanceError(path, f"must be >= {minimum:g}, got {number:g}")
-    return number
-
-
 def bandwidth(value: Any, path: str) -> float:
     """A GPU-to-GPU bandwidth in Gb/s (``intra_node_gbps``, ``inter_node_gbps``): a finite number
     ``> 0`` within :data:`~topoopt.parallelconfig.schema.GBPS_RANGE`.
@@ -59,7 +49,7 @@ def bandwidth(value: Any, path: str) -> float:
     800.0
     """
     low, high = GBPS_RANGE
-    return _positive(value, path, high, low)
+    return v.as_positive(value, path, high, low)
 
 
 def _pair(item: Any, path: str) -> Sequence[Any]:
@@ -142,7 +132,9 @@ class Layer:
     param_bytes: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compute_s", _positive(self.compute_s, "compute_s", MAX_COMPUTE_S))
+        object.__setattr__(
+            self, "compute_s", v.as_positive(self.compute_s, "compute_s", MAX_COMPUTE_S)
+        )
         object.__setattr__(
             self,
             "param_bytes",

@@ -4,7 +4,7 @@
   on the pod with the least OXC traffic so far (lines 5-8; among the job's pods, where its
   workers are, and skipping pods whose circuits could then not serve the group); a RAR job's
   ring is formed by Algorithm 3 (lines 16-18); the group's circuits
-  follow from its traffic (lines 20-21, here exact: :func:`topoopt.ocs.phases.comm_time`).
+  follow from its traffic (lines 20-21, here exact: :func:`topoopt.ocs.phases.network_comm`).
   The GPUs of every job are given by the instance, so lines 10-15 (placing parallel units on
   the least-loaded pod) have nothing to decide; ``docs/ocs.md`` says so.
 * **Algorithm 3** (ring formation reusing circuits,

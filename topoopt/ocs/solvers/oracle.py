@@ -3,7 +3,7 @@
 Every grouping of the jobs into groups 1 and 2 (``2^|J|``), and for each group every
 combination of its jobs' admissible choices (PS server pods, rings;
 :func:`topoopt.ocs.choices.options`), each phase with its exact best circuits
-(:func:`topoopt.ocs.phases.comm_time`).
+(:func:`topoopt.ocs.phases.network_comm`).
 
 The round (:func:`topoopt.ocs.phases.round_phases`) is non-decreasing in each group's
 communication time, and a group's communication time depends on its own jobs' choices only; so
@@ -25,7 +25,7 @@ from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.ocs.choices import Choice, demand, option_count, options
 from topoopt.ocs.instance import OcsInstance
-from topoopt.ocs.phases import comm_time
+from topoopt.ocs.phases import network_comm
 from topoopt.ocs.solution import round_of, schedule
 from topoopt.ocs.traffic import Demand
 
@@ -51,7 +51,7 @@ def best_comm(
         load = Demand.empty(instance.n_pods)
         for j, choice in zip(jobs, combo, strict=True):
             load.add(demands[(j, choice)])
-        comm = comm_time(load, instance.circuit_budget, instance.circuit_bps, instance.tor_bps)
+        comm = network_comm(instance, load)
         if comm is not None and (best is None or comm.time_s < best[0]):
             best = (comm.time_s, dict(zip(jobs, combo, strict=True)))
     return best
