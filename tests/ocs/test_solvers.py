@@ -17,7 +17,7 @@ from topoopt.core.errors import InvalidOptionError, UnsupportedInstanceError
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.ocs import Job, OcsInstance, Pod, Schedule, check, evaluate
 from topoopt.ocs.choices import options
-from topoopt.ocs.generate import random_instance, tiny, worked
+from topoopt.ocs.generate import paper_like, random_instance, tiny, worked
 from topoopt.ocs.phases import comm_time
 from topoopt.ocs.solution import (
     group_demand,
@@ -36,6 +36,7 @@ BACKENDS = topoopt.available_backends()
 HEURISTICS = [
     ("ocs/hill-climb", {"routing": "best-response"}),
     ("ocs/hill-climb", {"routing": "algorithm2"}),
+    ("ocs/hill-climb", {"neighbourhood": "flip", "restart": False}),
     ("ocs/oxc-greedy", {}),
     ("ocs/no-tdm", {}),
 ]
@@ -236,6 +237,20 @@ def test_algorithm2_serves_a_single_routable_ps_job(solver: str, opts: dict) -> 
 def test_hill_climb_refuses_an_unknown_routing() -> None:
     with pytest.raises(InvalidOptionError, match="routing"):
         topoopt.solve(worked(), "ocs/hill-climb", routing="random")
+    with pytest.raises(InvalidOptionError, match="neighbourhood"):
+        topoopt.solve(worked(), "ocs/hill-climb", neighbourhood="2-opt")
+    with pytest.raises(InvalidOptionError, match="restart"):
+        topoopt.solve(worked(), "ocs/hill-climb", restart="yes")
+
+
+def test_swaps_and_the_restart_leave_the_plateau_of_algorithm_1() -> None:
+    """On the first paper-like 16 x 24 instance no single switch improves the all-in-one
+    grouping (Algorithm 1 stops after 0 moves); the default climb does better."""
+    inst = next(i for i in paper_like(seed=0) if i.name == "paper-16x24-comm-0-0")
+    plain = topoopt.solve(inst, "ocs/hill-climb", neighbourhood="flip", restart=False)
+    default = topoopt.solve(inst, "ocs/hill-climb")
+    assert plain.message.startswith("0 moves")
+    assert default.objective < plain.objective * 0.8
 
 
 # ---------------------------------------------------------------------- the round's structure

@@ -1,20 +1,26 @@
-"""``ocs/hill-climb``: the paper's Algorithm 1.
+"""``ocs/hill-climb``: the paper's Algorithm 1, with two extensions of ours (on by default).
 
-Start with every job in group A (line 2; when that cannot be served, from ``ocs/oxc-greedy``'s
-grouping instead, ours); the neighbours of a grouping switch the group of one
-job (line 9); move to the best neighbour while it shortens the round (lines 3-8), else stop
-(line 14). A grouping is scored (lines 10-12) with each group's servers and rings chosen by
-``routing`` and its circuits by the exact phase evaluator:
+Algorithm 1: start with every job in group A (line 2); the neighbours of a grouping switch the
+group of one job (line 9); move to the best neighbour while it shortens the round (lines 3-8),
+else stop (line 14). A grouping is scored (lines 10-12) with each group's servers and rings
+chosen by ``routing`` and its circuits by the exact phase evaluator:
 
 * ``routing="best-response"`` (default): :func:`topoopt.ocs.routing.best_response`,
-  trying each option of each free job against the group's traffic so far;
+  trying each option of each free job against the group's traffic so far, then improving;
 * ``routing="algorithm2"``: the paper's Algorithm 2 (least-loaded server pod, Algorithm 3
   rings; :mod:`topoopt.ocs.solvers.greedy`).
 
-A neighbour's groups start from the current grouping's servers and rings (the moved job's
-choice too) before the best response's passes revise them. Group scores are cached per set of
-jobs; the time limit is checked before each neighbour. Line 7 (shrinking the GPUs of a job whose
-communication is long) does not apply: the instance fixes every job's GPUs.
+Extensions (ours): ``neighbourhood="flip+swap"`` (default) also tries, when no switch
+improves, every exchange of a job of group A with a job of group B (a round is a sum of maxima,
+so single switches often leave it unchanged: a plateau); ``restart=True`` (default) climbs a
+second time from ``ocs/oxc-greedy``'s grouping and keeps the better end. ``neighbourhood="flip",
+restart=False`` is Algorithm 1 as written. When every job in one group cannot be served, the
+climb starts from a grouping that can if ``restart`` finds one.
+
+A neighbour's groups start from the current grouping's servers and rings (the moved jobs'
+too) before the best response's passes revise them. Group scores are cached per set of jobs;
+the time limit is checked before each neighbour. Line 7 (shrinking the GPUs of a job whose
+communication is long) is not modelled (jobs given by units are placed once, by Algorithm 2).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from topoopt.ocs.solvers.greedy import OxcGreedySolver, algorithm2
 from topoopt.ocs.solvers.placing import solve_placed
 
 ROUTINGS = ("best-response", "algorithm2")
+NEIGHBOURHOODS = ("flip", "flip+swap")
 
 
 @register_solver
@@ -44,15 +51,36 @@ class HillClimbSolver(Solver):
     complete = False
 
     def _solve(
-        self, instance: OcsInstance, ctx: SolveContext, *, routing: str = "best-response"
+        self,
+        instance: OcsInstance,
+        ctx: SolveContext,
+        *,
+        routing: str = "best-response",
+        neighbourhood: str = "flip+swap",
+        restart: bool = True,
     ) -> Attempt:
         if routing not in ROUTINGS:
             raise InvalidOptionError(
                 f"routing: must be one of {', '.join(ROUTINGS)}, got {routing!r}"
             )
-        return solve_placed(instance, lambda placed: self._climb(placed, ctx, routing))
+        if neighbourhood not in NEIGHBOURHOODS:
+            raise InvalidOptionError(
+                f"neighbourhood: must be one of {', '.join(NEIGHBOURHOODS)}, got {neighbourhood!r}"
+            )
+        if not isinstance(restart, bool):
+            raise InvalidOptionError(f"restart: must be true or false, got {restart!r}")
+        return solve_placed(
+            instance, lambda placed: self._climb(placed, ctx, routing, neighbourhood, restart)
+        )
 
-    def _climb(self, instance: OcsInstance, ctx: SolveContext, routing: str) -> Attempt:
+    def _climb(
+        self,
+        instance: OcsInstance,
+        ctx: SolveContext,
+        routing: str,
+        neighbourhood: str,
+        restart: bool,
+    ) -> Attempt:
         """Algorithm 1 on a placed instance."""
         cache: dict[frozenset[int], tuple[float, dict[int, Choice]]] = {}
 
@@ -80,30 +108,65 @@ class HillClimbSolver(Solver):
         def routing_of(groups: tuple[int, ...]) -> dict[int, Choice]:
             return {**group(members(groups, 1), {})[1], **group(members(groups, 2), {})[1]}
 
-        current = tuple([1] * instance.n_jobs)  # line 2
-        value = score(current, {})
-        if math.isinf(value):  # every job in one group cannot be served: start from the greedy
-            greedy = OxcGreedySolver().solve(instance).solution
-            if greedy is not None:
-                current = greedy.groups
-                value = score(current, {})
-        moves = 0
-        termination = TerminationReason.COMPLETED
-        while termination is TerminationReason.COMPLETED:
-            hint = routing_of(current)
+        state = {"moves": 0, "termination": TerminationReason.COMPLETED}
+
+        def improve(current: tuple[int, ...], value: float) -> tuple[tuple[int, ...], float]:
+            """Best improving neighbour, repeatedly: flips (line 9), then swaps when asked."""
+            while True:
+                hint = routing_of(current)
+                flips = [
+                    tuple(3 - g if i == j else g for i, g in enumerate(current))
+                    for j in range(instance.n_jobs)
+                ]
+                found = best_of(flips, hint)
+                if found is not None and found[0] < value:
+                    current, value = found[1], found[0]
+                    state["moves"] += 1
+                    continue
+                if (
+                    neighbourhood == "flip"
+                    or state["termination"] is not TerminationReason.COMPLETED
+                ):
+                    return current, value
+                one, two = members(current, 1), members(current, 2)
+                swaps = [
+                    tuple(3 - g if i in (a, b) else g for i, g in enumerate(current))
+                    for a in sorted(one)
+                    for b in sorted(two)
+                ]
+                found = best_of(swaps, hint)
+                if found is None or not found[0] < value:
+                    return current, value
+                current, value = found[1], found[0]
+                state["moves"] += 1
+
+        def best_of(
+            candidates: list[tuple[int, ...]], hint: dict[int, Choice]
+        ) -> tuple[float, tuple[int, ...]] | None:
             best: tuple[float, tuple[int, ...]] | None = None
-            for j in range(instance.n_jobs):  # line 9: switch the group of one job
+            for neighbour in candidates:
                 if ctx.expired():
-                    termination = TerminationReason.TIME_LIMIT
+                    state["termination"] = TerminationReason.TIME_LIMIT
                     break
-                neighbour = tuple(3 - g if i == j else g for i, g in enumerate(current))
                 trial = score(neighbour, hint)
                 if best is None or trial < best[0]:
                     best = (trial, neighbour)
-            if best is None or not best[0] < value:
+            return best
+
+        starts = [tuple([1] * instance.n_jobs)]  # line 2
+        if restart:
+            greedy = OxcGreedySolver().solve(instance).solution
+            if greedy is not None:
+                starts.append(greedy.groups)
+        current, value = starts[0], math.inf
+        for start in starts:
+            if state["termination"] is not TerminationReason.COMPLETED:
                 break
-            current, value = best[1], best[0]
-            moves += 1
+            reached, reached_value = improve(start, score(start, {}))
+            if reached_value < value:
+                current, value = reached, reached_value
+        moves = state["moves"]
+        termination = state["termination"]
         if math.isinf(value):
             return Attempt(
                 None, termination, message=f"no grouping reached in {moves} moves can be served"
