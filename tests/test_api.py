@@ -10,7 +10,7 @@ import pytest
 import topoopt
 from topoopt.core.errors import InvalidOptionError, UnknownSolverError
 from topoopt.core.family import Sense
-from topoopt.core.result import RESULT_JSON_KEYS, relative_gap
+from topoopt.core.result import RESULT_JSON_KEYS, number_from_json, relative_gap
 from topoopt.placement.generate import examples
 
 INSTANCE = examples()[0]
@@ -31,7 +31,9 @@ def test_result_to_dict_is_the_cli_json():
     data = topoopt.solve(INSTANCE, "placement/best-fit").to_dict()
     assert RESULT_JSON_KEYS | {"dp_spread", "pp_spread"} <= set(data)
     assert data["status"] == "feasible" and data["backend"] is None
-    assert data["bound"] is None and data["gap"] is None  # no proof: infinities become null
+    # no proof: the bound is -inf and the gap inf, written as the strings of JSON_INFINITY
+    assert data["bound"] == "-inf" and data["gap"] == "inf"
+    assert number_from_json(data["bound"]) == -math.inf
     assert data["solution"]["matrix"]
     json.dumps(data, allow_nan=False)
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from topoopt.core.result import JSON_INFINITY
 from topoopt.core.status import SolutionStatus
 
 RECORD_VERSION = 1
@@ -99,6 +100,9 @@ NAME = Rule(lambda v: isinstance(v, str) and v != "", "a non-empty string")
 NON_NEGATIVE_INT = Rule(lambda v: _is_int(v) and v >= 0, "a non-negative integer")
 INTEGER = Rule(_is_int, "an integer")
 NUMBER = Rule(_is_number, "a finite number")
+NUMBER_OR_INFINITY = Rule(
+    lambda v: _is_number(v) or v in JSON_INFINITY, 'a finite number, "inf" or "-inf"'
+)
 NON_NEGATIVE = Rule(lambda v: _is_number(v) and v >= 0, "a finite number >= 0")
 POSITIVE = Rule(lambda v: _is_number(v) and v > 0, "a finite number > 0")
 OBJECT = Rule(lambda v: isinstance(v, dict), "an object")
@@ -131,8 +135,8 @@ FIELDS: tuple[Field, ...] = (
     # optional: older or hand-made records may lack them; the report has defaults
     Field("record_version", Rule(lambda v: _is_int(v) and v == RECORD_VERSION, "1"), False),
     Field("instance_file", TEXT, False),
-    Field("bound", _or_null(NUMBER), False),
-    Field("gap", _or_null(NUMBER), False),
+    Field("bound", _or_null(NUMBER_OR_INFINITY), False),
+    Field("gap", _or_null(NUMBER_OR_INFINITY), False),
     Field("build_s", _or_null(NON_NEGATIVE), False),
     Field("solve_s", _or_null(NON_NEGATIVE), False),
     Field("wall_s", _or_null(NON_NEGATIVE), False),

@@ -48,11 +48,61 @@ def relative_gap(objective: float | None, bound: float, sense: Sense) -> float:
     return max(diff, 0.0) / max(abs(objective), 1e-9)
 
 
-def _json_float(x: float | None) -> float | None:
-    """JSON has no infinities: non-finite numbers become ``null``."""
-    if x is None or not math.isfinite(x):
+SIGNIFICANT_DIGITS = 15
+"""Digits an objective, bound, gap or metric keeps (:func:`clean`): enough for every double
+that was typed or computed from typed numbers, few enough to drop the last-bit noise of
+floating-point sums (``0.37 * 2 + 0.63 * 1`` is ``1.37``, not ``1.3699999999999999``)."""
+
+JSON_INFINITY = {"inf": math.inf, "-inf": -math.inf}
+"""How JSON (``Result.to_dict``, ``topoopt solve --json``, benchmark records) writes an infinite
+number, which JSON cannot: the strings ``"inf"`` and ``"-inf"`` (e.g. ``"bound": "-inf"`` when
+a minimising solver proves no bound). ``null`` means "no value" (no objective without a
+solution); a NaN is never written."""
+
+
+def clean(x: float) -> float:
+    """``x`` rounded to :data:`SIGNIFICANT_DIGITS` significant digits (infinities kept).
+
+    Examples
+    --------
+    >>> clean(0.37 * 2 + 0.63 * 1), clean(1.7999999999999998), clean(-math.inf)
+    (1.37, 1.8, -inf)
+    """
+    if not math.isfinite(x):
+        return float(x)
+    return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+
+def json_number(x: float | None) -> float | str | None:
+    """A number as JSON writes it here: finite numbers as numbers, ``±inf`` as ``"inf"`` /
+    ``"-inf"`` (:data:`JSON_INFINITY`), ``None`` and NaN as ``null``.
+
+    Examples
+    --------
+    >>> json_number(2.5), json_number(-math.inf), json_number(None)
+    (2.5, '-inf', None)
+    """
+    if x is None or math.isnan(x):
         return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
     return float(x)
+
+
+def number_from_json(value: object) -> float | None:
+    """The inverse of :func:`json_number`: ``"inf"``/``"-inf"`` to ``±inf``, numbers to
+    ``float``, ``null`` to ``None``.
+
+    Examples
+    --------
+    >>> number_from_json("-inf"), number_from_json(3), number_from_json(None)
+    (-inf, 3.0, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return JSON_INFINITY[value]
+    return float(value)  # type: ignore[arg-type]
 
 
 SolutionT = TypeVar("SolutionT")
@@ -134,15 +184,16 @@ class Result(Generic[SolutionT]):
         Keys: ``status`` (lower-case), ``termination``, ``objective``, ``bound``, ``gap``,
         ``solver``, ``backend``, ``total_s``, ``solution``, and beside them ``family``,
         ``instance``, ``sense``, ``seed``, ``build_s``, ``solve_s``, ``message``,
-        ``violations`` and every metric (e.g. ``dp_spread``). Infinite bounds and gaps become
-        ``null``.
+        ``violations`` and every metric (e.g. ``dp_spread``). An infinite bound, gap or metric is
+        written ``"inf"`` or ``"-inf"`` (:data:`JSON_INFINITY`); ``null`` means no value (no
+        objective without a solution).
         """
         out: dict[str, Any] = {
             "status": self.status.label,
             "termination": self.termination.value,
-            "objective": _json_float(self.objective),
-            "bound": _json_float(self.bound),
-            "gap": _json_float(self.gap),
+            "objective": json_number(self.objective),
+            "bound": json_number(self.bound),
+            "gap": json_number(self.gap),
             "solver": self.solver,
             "backend": self.backend,
             "total_s": self.total_s,
@@ -155,7 +206,7 @@ class Result(Generic[SolutionT]):
             "message": self.message,
             "violations": list(self.violations),
         }
-        out.update({k: _json_float(v) for k, v in self.metrics.items()})
+        out.update({k: json_number(v) for k, v in self.metrics.items()})
         out["solution"] = None if self.solution_dict is None else dict(self.solution_dict)
         return out
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from topoopt.core.errors import InvalidOptionError, TopooptError, UnsupportedInstanceError
 from topoopt.core.family import Family, Instance, Sense
-from topoopt.core.result import Result, relative_gap
+from topoopt.core.result import Result, clean, relative_gap
 from topoopt.core.seeding import normalize_seed
 from topoopt.core.status import SolutionStatus, TerminationReason
 
@@ -306,7 +306,7 @@ class Solver(ABC):
         metrics: dict[str, float] = {}
         violations: list[str] = []
         solution_dict = None
-        bound = sense.worst if attempt.bound is None else float(attempt.bound)
+        bound = sense.worst if attempt.bound is None else clean(float(attempt.bound))
         if solution is None:
             status = SolutionStatus.NO_SOLUTION
         else:
@@ -317,8 +317,8 @@ class Solver(ABC):
                 termination = TerminationReason.ERROR
                 message = f"solver returned an infeasible solution: {'; '.join(violations)}"
             else:
-                objective = float(family.evaluate(instance, solution))
-                metrics = family.metrics(instance, solution)
+                objective = clean(float(family.evaluate(instance, solution)))
+                metrics = {k: clean(float(v)) for k, v in family.metrics(instance, solution).items()}
                 status = SolutionStatus.FEASIBLE
                 if attempt.proven_optimal:
                     status = SolutionStatus.OPTIMAL
