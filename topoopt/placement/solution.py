@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from topoopt.core.display import ranges, shortened
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.placement.instance import PlacementInstance
 
@@ -224,4 +225,89 @@ def format_placement(instance: PlacementInstance, placement: Placement) -> str:
     lines = [header.rstrip()]
     for r, row in enumerate(placement.matrix):
         lines.append((f"pp{r}".ljust(7) + "".join(names[p].ljust(width) for p in row)).rstrip())
+    return "\n".join(lines)
+
+
+DESCRIBE_ROWS = 16
+"""PP groups :func:`describe` shows in its matrix before it summarises the rest."""
+DESCRIBE_NODES = 8
+"""Nodes of the rank order :func:`describe` lists (``--json`` has them all)."""
+
+
+def describe(instance: PlacementInstance, placement: Placement) -> str:
+    """What ``topoopt solve`` prints: the objective with its parts, each minipod's share of the
+    job, the node order a launcher uses, and the matrix (the first :data:`DESCRIBE_ROWS` PP
+    groups).
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 3), Minipod("b", 2), Minipod("c", 4)),
+    ...                          dp=2, tp=8, pp=2, alpha=0.25)
+    >>> print(describe(inst, Placement(((0, 0), (1, 1)))))
+    objective 0.5 = 0.25 x DP spread 2 + 0.75 x PP spread 0 (Arnold eq. 2; lower is better)
+      DP spread: the most minipods one DP group (the 2 nodes of one stage) spans, 0 inside one
+      PP spread: the most minipods one pipeline (the 2 nodes of one PP group) spans, 0 inside one
+    job: dp 2 x tp 8 x pp 2 = 2 PP groups x 2 stages = 4 nodes of 8 GPUs
+    minipods used: 2 of 3
+    minipod a: 2 of 3 free nodes: stages 0-1 of PP group 0
+    minipod b: 2 of 2 free nodes: stages 0-1 of PP group 1
+    not used: c (4 free nodes)
+    node order (rank order; node k runs global ranks 8k .. 8k+7): a/n0 b/n0 a/n1 b/n1
+    placement (rows: PP groups, columns: stages):
+           stage0  stage1
+    pp0    a       a
+    pp1    b       b
+    """
+    names = [pod.name for pod in instance.minipods]
+    dp_s, pp_s = dp_spread(placement), pp_spread(placement)
+    lines = [
+        f"objective {evaluate(instance, placement):.6g} = {instance.alpha:g} x DP spread {dp_s} + "
+        f"{instance.beta:g} x PP spread {pp_s} (Arnold eq. 2; lower is better)",
+        f"  DP spread: the most minipods one DP group (the {instance.rows} nodes of one stage) "
+        "spans, 0 inside one",
+        f"  PP spread: the most minipods one pipeline (the {instance.cols} nodes of one PP group) "
+        "spans, 0 inside one",
+    ]
+    cells: dict[int, dict[tuple[int, ...], list[int]]] = {}
+    for r, row in enumerate(placement.matrix):
+        for pod in set(row):
+            stages = tuple(c for c, p in enumerate(row) if p == pod)
+            cells.setdefault(pod, {}).setdefault(stages, []).append(r)
+    g = instance.gpus_per_node
+    lines.append(
+        f"job: dp {instance.dp} x tp {instance.tp} x pp {instance.pp} = {instance.rows} PP groups "
+        f"x {instance.cols} stages = {instance.n_nodes} nodes of {g} GPUs"
+    )
+    lines.append(f"minipods used: {len(cells)} of {instance.n_minipods}")
+    for pod in sorted(cells):
+        taken = sum(len(stages) * len(rows) for stages, rows in cells[pod].items())
+        shares = [
+            f"{'stage' if len(stages) == 1 else 'stages'} {ranges(stages)} of "
+            f"{'PP group' if len(rows) == 1 else 'PP groups'} {ranges(rows)}"
+            for stages, rows in sorted(cells[pod].items())
+        ]
+        lines.append(
+            f"minipod {names[pod]}: {taken} of {instance.minipods[pod].free_nodes} free nodes: "
+            f"{shortened(shares, 4, '; ')}"
+        )
+    idle = [p for p in range(instance.n_minipods) if p not in cells]
+    if idle:
+        free = sum(instance.minipods[p].free_nodes for p in idle)
+        lines.append(
+            f"not used: {shortened([names[p] for p in idle], 8, ', ')} ({free} free nodes)"
+        )
+    order = rank_order(instance, placement)
+    lines.append(
+        f"node order (rank order; node k runs global ranks {g}k .. {g}k+{g - 1}): "
+        f"{shortened(order, DESCRIBE_NODES)}"
+        + (" (--json: solution.rank_order has all)" if len(order) > DESCRIBE_NODES else "")
+    )
+    shown = Placement(placement.matrix[:DESCRIBE_ROWS])
+    lines.append("placement (rows: PP groups, columns: stages):")
+    lines.append(format_placement(instance, shown))
+    if instance.rows > DESCRIBE_ROWS:
+        lines.append(
+            f"... and {instance.rows - DESCRIBE_ROWS} more PP groups (--json has them all)"
+        )
     return "\n".join(lines)
