@@ -113,7 +113,8 @@ def from_dict(instance: GpuSelectInstance, data: Mapping[str, Any]) -> Selection
 
 
 def describe(instance: GpuSelectInstance, selection: Selection) -> str:
-    """One line per used host, then ``B(S)``.
+    """The objective explained, one line per used host with its GPUs (and the
+    ``CUDA_VISIBLE_DEVICES`` a launcher sets there).
 
     Examples
     --------
@@ -121,15 +122,24 @@ def describe(instance: GpuSelectInstance, selection: Selection) -> str:
     >>> inst = examples()[0]
     >>> print(describe(inst, Selection.of([("n0", i) for i in range(4)]
     ...                                   + [("n1", i) for i in range(4, 8)])))
-    n0 (H100): GPUs 0, 1, 2, 3
-    n1 (H100): GPUs 4, 5, 6, 7
-    B(S) = 50 GB/s
+    objective B(S) = 50 GB/s (BandPilot eq. 2; higher is better)
+      B(S): the collective bandwidth of the 8 GPUs chosen, by the topology model
+    hosts used: 2 of 2, at most 4 GPUs on one
+    n0 (H100): GPUs 0, 1, 2, 3 (CUDA_VISIBLE_DEVICES=0,1,2,3)
+    n1 (H100): GPUs 4, 5, 6, 7 (CUDA_VISIBLE_DEVICES=4,5,6,7)
     """
     masks = to_masks(instance, selection)
+    used = [(h, indices_of(m)) for h, m in zip(instance.hosts, masks, strict=True) if m]
     lines = [
-        f"{h.name} ({h.type}): GPUs {', '.join(str(i) for i in indices_of(m))}"
-        for h, m in zip(instance.hosts, masks, strict=True)
-        if m
+        f"objective B(S) = {evaluate(instance, selection):g} GB/s (BandPilot eq. 2; higher is "
+        "better)",
+        f"  B(S): the collective bandwidth of the {instance.k} GPUs chosen, by the "
+        f"{instance.bandwidth.kind} model",
+        f"hosts used: {len(used)} of {len(instance.hosts)}, at most "
+        f"{max((len(i) for _, i in used), default=0)} GPUs on one",
     ]
-    lines.append(f"B(S) = {evaluate(instance, selection):g} GB/s")
+    for host, indices in used:
+        listed = ", ".join(str(i) for i in indices)
+        visible = ",".join(str(i) for i in indices)
+        lines.append(f"{host.name} ({host.type}): GPUs {listed} (CUDA_VISIBLE_DEVICES={visible})")
     return "\n".join(lines)
