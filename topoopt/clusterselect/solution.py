@@ -218,26 +218,33 @@ def from_dict(instance: ClusterSelectInstance, data: Mapping[str, Any]) -> Selec
 
 
 def describe(instance: ClusterSelectInstance, selection: Selection) -> str:
-    """One line per chosen cluster, then the key.
+    """The objective explained (a lexicographic key in one number), then one line per chosen
+    cluster.
 
     Examples
     --------
     >>> from topoopt.clusterselect.generate import fig2
     >>> print(describe(fig2(), Selection.of({"a": 4, "g": 12})))
+    objective 2.1: K = 2 clusters, bottleneck 100 Gb/s, total pairwise latency 1 ms
+      lower is better, in this order: fewer clusters, then a wider bottleneck (the narrowest
+      widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then less latency;
+      the integer part is K (docs/clusterselect.md, "Objective")
     a: 4 of 4 free GPUs
     g: 12 of 12 free GPUs
-    K = 2 clusters, bottleneck 100 Gb/s, total pairwise latency 1 ms
     """
     free = {c.name: c.free_gpus for c in instance.clusters}
-    lines = [f"{n}: {g} of {free[n]} free GPUs" for n, g in selection.take if g > 0]
     parts = key(instance, selection.chosen())
     width = (
         "none (one cluster)"
         if math.isinf(parts.bottleneck_gbps)
         else (f"{parts.bottleneck_gbps:g} Gb/s")
     )
-    lines.append(
-        f"K = {parts.clusters} clusters, bottleneck {width}, "
-        f"total pairwise latency {parts.latency_ms:g} ms"
-    )
+    lines = [
+        f"objective {evaluate(instance, selection):.6g}: K = {parts.clusters} clusters, "
+        f"bottleneck {width}, total pairwise latency {parts.latency_ms:g} ms",
+        "  lower is better, in this order: fewer clusters, then a wider bottleneck (the narrowest",
+        "  widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then less latency;",
+        '  the integer part is K (docs/clusterselect.md, "Objective")',
+    ]
+    lines += [f"{n}: {g} of {free[n]} free GPUs" for n, g in selection.take if g > 0]
     return "\n".join(lines)
