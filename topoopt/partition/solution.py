@@ -187,20 +187,26 @@ def from_dict(instance: PartitionInstance, data: Mapping[str, Any]) -> Assignmen
 
 
 def describe(instance: PartitionInstance, assignment: Assignment) -> str:
-    """One line per used cluster (vertices and GPUs against capacity), then the cut.
+    """The objective explained, then one line per used cluster (vertices and GPUs against
+    capacity, and its parallel configuration when there is one).
 
     Examples
     --------
     >>> from topoopt.partition.generate import examples
     >>> inst = examples()[0]
     >>> print(describe(inst, Assignment.of({u.name: "c0" for u in inst.vertices})))
+    objective cut = 0 (SpiderFlow eq. 9; lower is better)
+      cut: the sum over edges between clusters of traffic / widest-path bandwidth; 0 edges cut
     c0: 4 vertices, 8 of 8 GPUs (s0r0, s0r1, s1r0, s1r1)
-    cut = 0 (traffic x 1/widest-path bandwidth over edges between clusters; 0 edges cut)
     """
     where = assignment.as_dict()
     figures = metrics(instance, assignment)
     configs = assignment.config_dict()
-    lines = []
+    lines = [
+        f"objective cut = {evaluate(instance, assignment):.6g} (SpiderFlow eq. 9; lower is better)",
+        "  cut: the sum over edges between clusters of traffic / widest-path bandwidth; "
+        f"{figures['cut_edges']:g} edges cut",
+    ]
     for cluster in instance.clusters:
         members = [u for u in instance.vertices if where.get(u.name) == cluster.name]
         if members:
@@ -215,10 +221,6 @@ def describe(instance: PartitionInstance, assignment: Assignment) -> str:
                 t_c = figures[f"t_cluster_s.{cluster.name}"]
                 line += f"; (d, p) = ({config.d}, {config.p}), T_c = {t_c:.6g} s"
             lines.append(line)
-    lines.append(
-        f"cut = {evaluate(instance, assignment):g} (traffic x 1/widest-path bandwidth over "
-        f"edges between clusters; {figures['cut_edges']:g} edges cut)"
-    )
     if configs:
         lines.append(
             f"step time = max T_c {figures['t_cluster_max_s']:.6g} s + 8 x cut "
