@@ -273,24 +273,30 @@ def from_dict(instance: ParallelConfigInstance, data: Mapping[str, Any]) -> Para
 
 
 def describe(instance: ParallelConfigInstance, config: ParallelConfig) -> str:
-    """The shape, one line per replica (the first :data:`DESCRIBE_REPLICAS`), the layers of
-    each stage and the cost.
+    """The objective with its parts, the shape, one line per replica (the first
+    :data:`DESCRIBE_REPLICAS`) and the layers of each stage.
 
     Examples
     --------
     >>> from topoopt.parallelconfig.generate import worked
     >>> inst = worked()
     >>> print(describe(inst, from_nodes(inst, [[0, 0, 1, 1], [0, 0, 1, 1]])))
+    objective 0.193 s per iteration = T_comp 0.14 s + 1 x T_dp 0.005 s + 1 x T_pp 0.048 s
+      (SpiderFlow §4.2; lower is better; T_dp: the slowest stage's all-reduce, T_pp: the
+      slowest replica's stage-to-stage sends)
     d = 2 replicas x p = 4 stages, 8 of 8 GPUs, m = 4 micro-batches per replica
     replica 0: n0/0 n0/1 n1/0 n1/1
     replica 1: n0/2 n0/3 n1/2 n1/3
     stage layers: 0-1 | 2-3 | 4-5 | 6-7
-    T_comp 0.14 s + 1 x T_dp 0.005 s + 1 x T_pp 0.048 s = 0.193 s
     """
     parts = cost(instance, config)
     lines = [
+        f"objective {parts.objective:.6g} s per iteration = T_comp {parts.t_comp_s:.6g} s + "
+        f"{parts.alpha:g} x T_dp {parts.t_dp_s:.6g} s + {parts.beta:g} x T_pp {parts.t_pp_s:.6g} s",
+        "  (SpiderFlow §4.2; lower is better; T_dp: the slowest stage's all-reduce, T_pp: the",
+        "  slowest replica's stage-to-stage sends)",
         f"d = {parts.d} replicas x p = {parts.p} stages, {parts.d * parts.p} of "
-        f"{instance.n_gpus} GPUs, m = {parts.m} micro-batches per replica"
+        f"{instance.n_gpus} GPUs, m = {parts.m} micro-batches per replica",
     ]
     for j, row in enumerate(config.grid[:DESCRIBE_REPLICAS]):
         lines.append(f"replica {j}: {' '.join(row)}")
@@ -299,8 +305,4 @@ def describe(instance: ParallelConfigInstance, config: ParallelConfig) -> str:
     bounds = split_layers(instance.model.n_layers, parts.p)
     spans = [f"{a}" if b - a == 1 else f"{a}-{b - 1}" for a, b in bounds]
     lines.append(f"stage layers: {' | '.join(spans)}")
-    lines.append(
-        f"T_comp {parts.t_comp_s:.6g} s + {parts.alpha:g} x T_dp {parts.t_dp_s:.6g} s + "
-        f"{parts.beta:g} x T_pp {parts.t_pp_s:.6g} s = {parts.objective:.6g} s"
-    )
     return "\n".join(lines)
