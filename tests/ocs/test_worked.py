@@ -38,13 +38,15 @@ NO_TDM = 0.2604
 PHASES = (0.05, 0.0402, 0.05, 0.0402)
 CHOICES = {0: (0, 1, 2), 1: 1, 2: None}
 DESCRIBE = """\
+objective 0.1804 s per round = phase 1 0.05 + phase 2 0.0402 + phase 3 0.05 + phase 4 0.0402
+  (paper eq. 1; lower is better); no TDM 0.2604 s, speed-up x1.443
+  iterations/s: j0 11.09, j1 5.543, j2 11.09 (PS 1, RAR and A2A 2 per round)
 group 1: j0 (RAR ring p0-p1-p2)
 group 2: j1 (PS server p1), j2 (A2A)
 phase 1: group 1 computes 0.05 s | group 2 communicates 0.032 s + delta 0.0002 s | 0.05 s
 phase 2: group 2 computes 0.04 s | group 1 communicates 0.04 s + delta 0.0002 s | 0.0402 s
 phase 3: group 1 computes 0.05 s | group 2 communicates 0.032 s + delta 0.0002 s | 0.05 s
 phase 4: group 2 computes 0.03 s | group 1 communicates 0.04 s + delta 0.0002 s | 0.0402 s
-round 0.1804 s (no TDM: 0.2604 s, speed-up x1.443)
 circuits, phases 2 and 4: p0-p1 4, p0-p2 4, p1-p2 4
 circuits, phases 1 and 3: p0-p2 3, p1-p2 5"""
 
@@ -125,12 +127,14 @@ def test_no_tdm_describe_by_hand() -> None:
     result = topoopt.solve(worked(), "ocs/no-tdm")
     text = describe(worked(), result.solution)
     assert text.splitlines()[1:] == [
+        "  (paper eq. 1; lower is better); no TDM 0.2604 s, speed-up x1",
+        "  iterations/s: j0 7.68, j1 3.84, j2 7.68 (PS 1, RAR and A2A 2 per round)",
+        "group 1: j0 (RAR ring p0-p1-p2), j1 (PS server p1), j2 (A2A)",
         "group 2: no job",
         "phase 1: group 1 computes 0.05 s | group 2 has no job | 0.05 s",
         "phase 2: group 2 has no job | group 1 communicates 0.08 s + delta 0.0002 s | 0.0802 s",
         "phase 3: group 1 computes 0.05 s | group 2 has no job | 0.05 s",
         "phase 4: group 2 has no job | group 1 communicates 0.08 s + delta 0.0002 s | 0.0802 s",
-        "round 0.2604 s (no TDM: 0.2604 s, speed-up x1)",
         "circuits, phases 2 and 4: p0-p1 2, p0-p2 3, p1-p2 4",
         "circuits, phases 1 and 3: none",
     ]

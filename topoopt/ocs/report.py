@@ -16,8 +16,9 @@ Three sections, each from records alone (the result's metrics and the instance's
   suite ``sweep``), the job mix (``mix`` label, random suites) and the reconfiguration delay
   (``reconfig_s`` label): a table per label and, for the ratio, a plot.
 
-A record's ``no_tdm_round_s`` (and ``tdm_speedup``) is ``"inf"`` (``null`` in older records) when the jobs' joint traffic
-cannot be served by the OXC ports in one group; such runs are counted, not averaged.
+A record's ``no_tdm_round_s`` (and ``tdm_speedup``) is ``"inf"`` (``null`` in older records)
+when the jobs' joint traffic cannot be served by the OXC ports in one group; such runs are
+counted, not averaged.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from topoopt.core.display import shortened
 from topoopt.core.errors import InvalidInstanceError, InvalidSolutionError
 from topoopt.ocs.choices import Choice, canonical_ring, demand
 from topoopt.ocs.instance import OcsInstance
@@ -475,23 +476,37 @@ def from_dict(instance: OcsInstance, data: Mapping[str, Any]) -> Schedule:
 
 
 def describe(instance: OcsInstance, sched: Schedule) -> str:
-    """The groups, servers and rings, one line per phase and the round against no TDM.
+    """The objective (the round, its phases, no TDM, iterations/s), the groups with their
+    servers and rings, one line per phase and the circuits.
 
     Examples
     --------
     >>> from topoopt.ocs.generate import worked, worked_schedule
     >>> print(describe(worked(), worked_schedule()))
+    objective 0.1804 s per round = phase 1 0.05 + phase 2 0.0402 + phase 3 0.05 + phase 4 0.0402
+      (paper eq. 1; lower is better); no TDM 0.2604 s, speed-up x1.443
+      iterations/s: j0 11.09, j1 5.543, j2 11.09 (PS 1, RAR and A2A 2 per round)
     group 1: j0 (RAR ring p0-p1-p2)
     group 2: j1 (PS server p1), j2 (A2A)
     phase 1: group 1 computes 0.05 s | group 2 communicates 0.032 s + delta 0.0002 s | 0.05 s
     phase 2: group 2 computes 0.04 s | group 1 communicates 0.04 s + delta 0.0002 s | 0.0402 s
     phase 3: group 1 computes 0.05 s | group 2 communicates 0.032 s + delta 0.0002 s | 0.05 s
     phase 4: group 2 computes 0.03 s | group 1 communicates 0.04 s + delta 0.0002 s | 0.0402 s
-    round 0.1804 s (no TDM: 0.2604 s, speed-up x1.443)
     circuits, phases 2 and 4: p0-p1 4, p0-p2 4, p1-p2 4
     circuits, phases 1 and 3: p0-p2 3, p1-p2 5
     """
-    lines = []
+    parts = phases(placed(instance, sched), sched)
+    numbers = metrics(instance, sched)
+    durations = " + ".join(f"phase {p} {phase.duration_s:.6g}" for p, phase in enumerate(parts, 1))
+    rates = [
+        f"{spec.name} {numbers[f'iterations_per_s.{spec.name}']:.4g}" for spec in instance.jobs
+    ]
+    lines = [
+        f"objective {numbers['round_s']:.6g} s per round = {durations}",
+        f"  (paper eq. 1; lower is better); no TDM {numbers['no_tdm_round_s']:.6g} s, "
+        f"speed-up x{numbers['tdm_speedup']:.4g}",
+        f"  iterations/s: {shortened(rates, 8, ', ')} (PS 1, RAR and A2A 2 per round)",
+    ]
     for name, gpus in sched.placement.items():
         where = ", ".join(f"{pod} {g}" for pod, g in gpus.items())
         lines.append(f"placed {name}: {where} GPUs")
@@ -507,7 +522,6 @@ def describe(instance: OcsInstance, sched: Schedule) -> str:
             else:
                 jobs.append(f"{spec.name} (A2A)")
         lines.append(f"group {g}: {', '.join(jobs) or 'no job'}")
-    parts = phases(instance, sched)
     for p, (phase, talking) in enumerate(zip(parts, COMMUNICATING, strict=True), start=1):
         computing = 3 - talking
         compute = (
@@ -521,11 +535,6 @@ def describe(instance: OcsInstance, sched: Schedule) -> str:
             else f"group {talking} has no job"
         )
         lines.append(f"phase {p}: {compute} | {comm} | {phase.duration_s:.6g} s")
-    numbers = metrics(instance, sched)
-    lines.append(
-        f"round {numbers['round_s']:.6g} s (no TDM: {numbers['no_tdm_round_s']:.6g} s, "
-        f"speed-up x{numbers['tdm_speedup']:.4g})"
-    )
     for label, p in (("phases 2 and 4", 1), ("phases 1 and 3", 0)):
         if sched.circuits[p] == sched.circuits[p + 2]:
             lines.append(f"circuits, {label}: {_circuit_text(instance, sched.circuits[p])}")
