@@ -24,7 +24,7 @@ from topoopt.core.status import TerminationReason
 from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import by_traffic, comm_or_inf, propose_rings
-from topoopt.ocs.solution import round_of, schedule
+from topoopt.ocs.solution import evaluate, round_of, schedule
 from topoopt.ocs.solvers.placing import solve_placed
 from topoopt.ocs.traffic import Demand
 
@@ -93,6 +93,12 @@ class OxcGreedySolver(Solver):
             _, g, choice, trial = best
             groups[j], choices[j], loads[g] = g, choice, trial
         found = schedule(instance, groups, choices)
+        together, _ = algorithm2(instance, range(instance.n_jobs))  # every job in one group
+        single = schedule(instance, [1] * instance.n_jobs, together)
+        if single is not None and (
+            found is None or evaluate(instance, single) < evaluate(instance, found)
+        ):
+            return Attempt(single, TerminationReason.COMPLETED, message="every job in one group")
         if found is None:
             return Attempt(
                 None,

@@ -108,10 +108,12 @@ class HillClimbSolver(Solver):
         def routing_of(groups: tuple[int, ...]) -> dict[int, Choice]:
             return {**group(members(groups, 1), {})[1], **group(members(groups, 2), {})[1]}
 
-        state = {"moves": 0, "termination": TerminationReason.COMPLETED}
+        moves = 0
+        termination = TerminationReason.COMPLETED
 
         def improve(current: tuple[int, ...], value: float) -> tuple[tuple[int, ...], float]:
             """Best improving neighbour, repeatedly: flips (line 9), then swaps when asked."""
+            nonlocal moves
             while True:
                 hint = routing_of(current)
                 flips = [
@@ -121,12 +123,9 @@ class HillClimbSolver(Solver):
                 found = best_of(flips, hint)
                 if found is not None and found[0] < value:
                     current, value = found[1], found[0]
-                    state["moves"] += 1
+                    moves += 1
                     continue
-                if (
-                    neighbourhood == "flip"
-                    or state["termination"] is not TerminationReason.COMPLETED
-                ):
+                if neighbourhood == "flip" or termination is not TerminationReason.COMPLETED:
                     return current, value
                 one, two = members(current, 1), members(current, 2)
                 swaps = [
@@ -138,15 +137,16 @@ class HillClimbSolver(Solver):
                 if found is None or not found[0] < value:
                     return current, value
                 current, value = found[1], found[0]
-                state["moves"] += 1
+                moves += 1
 
         def best_of(
             candidates: list[tuple[int, ...]], hint: dict[int, Choice]
         ) -> tuple[float, tuple[int, ...]] | None:
+            nonlocal termination
             best: tuple[float, tuple[int, ...]] | None = None
             for neighbour in candidates:
                 if ctx.expired():
-                    state["termination"] = TerminationReason.TIME_LIMIT
+                    termination = TerminationReason.TIME_LIMIT
                     break
                 trial = score(neighbour, hint)
                 if best is None or trial < best[0]:
@@ -160,13 +160,11 @@ class HillClimbSolver(Solver):
                 starts.append(greedy.groups)
         current, value = starts[0], math.inf
         for start in starts:
-            if state["termination"] is not TerminationReason.COMPLETED:
+            if termination is not TerminationReason.COMPLETED:
                 break
             reached, reached_value = improve(start, score(start, {}))
             if reached_value < value:
                 current, value = reached, reached_value
-        moves = state["moves"]
-        termination = state["termination"]
         if math.isinf(value):
             return Attempt(
                 None, termination, message=f"no grouping reached in {moves} moves can be served"
