@@ -10,10 +10,11 @@ instance is solved by ``ocs/hill-climb`` and by ``ocs/tdm-ilp`` on HiGHS, both w
 
 The table (``--out``, Markdown) gives per instance: pods, jobs placed, the MILP's status,
 round (objective), bound, relative gap, total and build time (the build includes the MILP's
-hill-climb warm start, which gets at most half the time limit), the hill climb's time, its
-excess round over the MILP's round (``hc / ilp - 1``; negative when the hill climb is
-better) and over the MILP's bound (``hc / bound - 1``, an upper bound on its true gap), and the
-TDM speed-up (no-TDM round over the round, the result's ``tdm_speedup`` metric) of both.
+hill-climb warm start, which gets at most a fifth of the time limit and 10 s), the hill
+climb's time, its excess round over the MILP's round (``hc / ilp - 1``; negative when the hill
+climb is better) and over the MILP's bound (``hc / bound - 1``, an upper bound on its true
+gap), and the TDM speed-up (no-TDM round over the round, the result's ``tdm_speedup`` metric)
+of both.
 Objectives are reproducible (deterministic solvers, fixed seed); times depend on the machine.
 Usage::
 
