@@ -226,9 +226,9 @@ def describe(instance: ClusterSelectInstance, selection: Selection) -> str:
     >>> from topoopt.clusterselect.generate import fig2
     >>> print(describe(fig2(), Selection.of({"a": 4, "g": 12})))
     objective 2.1: K = 2 clusters, bottleneck 100 Gb/s, total pairwise latency 1 ms
-      lower is better, in this order: fewer clusters, then a wider bottleneck (the narrowest
-      widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then less latency;
-      the integer part is K (docs/clusterselect.md, "Objective")
+      lower is better, in this order: fewer clusters, then a wider bottleneck (the
+      narrowest widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then
+      less latency; the integer part is K (docs/clusterselect.md, "Objective")
     a: 4 of 4 free GPUs
     g: 12 of 12 free GPUs
     """
@@ -242,9 +242,9 @@ def describe(instance: ClusterSelectInstance, selection: Selection) -> str:
     lines = [
         f"objective {evaluate(instance, selection):.6g}: K = {parts.clusters} clusters, "
         f"bottleneck {width}, total pairwise latency {parts.latency_ms:g} ms",
-        "  lower is better, in this order: fewer clusters, then a wider bottleneck (the narrowest",
-        "  widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then less latency;",
-        '  the integer part is K (docs/clusterselect.md, "Objective")',
+        "  lower is better, in this order: fewer clusters, then a wider bottleneck (the",
+        "  narrowest widest-path bandwidth between two chosen clusters, SpiderFlow eq. 1), then",
+        '  less latency; the integer part is K (docs/clusterselect.md, "Objective")',
     ]
     lines += [f"{n}: {g} of {free[n]} free GPUs" for n, g in selection.take if g > 0]
     return "\n".join(lines)
