@@ -65,7 +65,7 @@ def test_solvers_for_lists_capabilities_from_the_registry():
 
 
 def test_errors_are_clear():
-    with pytest.raises(UnknownSolverError, match="registered solvers"):
+    with pytest.raises(UnknownSolverError, match="unknown solver 'placement/nope'"):
         topoopt.solve(INSTANCE, "placement/nope")
     with pytest.raises(InvalidOptionError, match="unknown option"):
         topoopt.solve(INSTANCE, "placement/coarse-mip", flavour="x")

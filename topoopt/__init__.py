@@ -90,7 +90,9 @@ def solve(
     instance
         An instance, or a path / JSON object that :func:`load` reads.
     solver
-        Registry name such as ``"placement/coarse-mip"`` (see :func:`solvers_for`).
+        Registry name such as ``"placement/coarse-mip"``, or without the family prefix
+        (``"coarse-mip"``: the solver of that name of the instance's family); see
+        :func:`solvers_for` and :func:`topoopt.core.registry.resolve_solver`.
     backend
         MIP backend for MIP solvers: ``"highs"`` (default), ``"scip"`` or ``"gurobi"``.
     time_limit
@@ -108,10 +110,17 @@ def solve(
     Result
         Of the family's result type (``PlacementResult`` for a placement instance), which
         type checkers see too.
+
+    Raises
+    ------
+    UnknownSolverError
+        When ``solver`` names no solver of the instance's family (one line, with the closest
+        names: ``unknown solver 'exact-mpi' for placement instances; did you mean
+        placement/exact-mip?``).
     """
     if not isinstance(instance, Instance):
         instance = load(instance, allow_paths=allow_paths)
-    return get_solver(solver).solve(
+    return get_solver(solver, instance.family).solve(
         instance, backend=backend, time_limit=time_limit, seed=seed, **options
     )
 

@@ -25,9 +25,12 @@ backslash escapes instead of failing.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
+import re
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +46,7 @@ from topoopt.bench.cli import bench, instances, report
 from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_family
 from topoopt.core.safejson import parse_json
-from topoopt.core.text import printable
+from topoopt.core.text import plain_text, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -255,7 +258,13 @@ def allowed_paths() -> tuple[str, ...]:
 
 @main.command()
 @click.argument("instance_file", type=click.Path(dir_okay=False))
-@click.option("--solver", "-s", required=True, help="Registered solver, e.g. placement/exact-mip.")
+@click.option(
+    "--solver",
+    "-s",
+    required=True,
+    help="Solver: family/algo, or algo of the instance's family (placement/exact-mip or "
+    "exact-mip); see topoopt solvers.",
+)
 @click.option("--backend", "-b", default=None, help="MIP backend: highs (default), scip, gurobi.")
 @click.option(
     "--time-limit",
@@ -279,6 +288,12 @@ def allowed_paths() -> tuple[str, ...]:
     help="Solver option, repeatable (e.g. -o unit=dp).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the Result as one JSON object.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Also print every metric and the solver's own message.",
+)
 def solve(
     instance_file: str,
     solver: str,
@@ -287,8 +302,11 @@ def solve(
     seed: int | None,
     options: tuple[str, ...],
     as_json: bool,
+    verbose: bool,
 ) -> None:
-    """Solve INSTANCE_FILE with one solver and print the result."""
+    """Solve INSTANCE_FILE with one solver and print the result: a status table, then what was
+    decided, in the family's terms, with the objective explained (--verbose adds every metric
+    and the solver's own message; --json prints the whole Result)."""
     instance = topoopt.load(instance_file, allow_paths=allowed_paths())
     result = topoopt.solve(
         instance,
@@ -301,7 +319,7 @@ def solve(
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:
-        _print_result(instance, result)
+        _print_result(instance, result, verbose=verbose)
     if not result.is_ok:
         reason = result.message or result.termination.value
         _exit(
@@ -314,7 +332,7 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.6g}"
 
 
-def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
+def _print_result(instance: topoopt.Instance, result: topoopt.Result, *, verbose: bool) -> None:
     console = Console()
     title = _cell(f"{result.solver} on {result.instance}")
     table = Table(title=title, show_header=False)
@@ -330,8 +348,9 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
             f"{result.total_s:.3f} (build {result.build_s:.3f}, solve {result.solve_s:.3f})",
         ),
     ]
-    rows += [(name, _fmt(value)) for name, value in result.metrics.items()]
-    if result.message:
+    if verbose:
+        rows += [(name, _fmt(value)) for name, value in result.metrics.items()]
+    if result.message and (verbose or result.solution is None):
         rows.append(("message", result.message))
     for key, value in rows:
         table.add_row(_cell(key), _cell(value))
@@ -341,32 +360,123 @@ def _print_result(instance: topoopt.Instance, result: topoopt.Result) -> None:
 
 
 @main.command()
-@click.argument("target", required=False, metavar="[FAMILY|INSTANCE_FILE]")
+@click.argument("target", required=False, metavar="[FAMILY|INSTANCE_FILE|SOLVER]")
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
 def solvers(target: str | None, as_json: bool) -> None:
-    """List registered solvers with their capabilities: all, those of FAMILY, or those that
-    support the instance in INSTANCE_FILE."""
-    if target is not None and target not in topoopt.families() and _is_file(target):
+    """List registered solvers with their capabilities: all, those of FAMILY, those that
+    support the instance in INSTANCE_FILE, or those a SOLVER name means (a full name
+    family/algo, or algo: that solver in every family that has it)."""
+    if target is None or target in topoopt.families():
+        infos = topoopt.solvers_for(target)
+    elif _is_file(target):
         infos = topoopt.solvers_for(topoopt.load(target, allow_paths=allowed_paths()))
     else:
-        infos = topoopt.solvers_for(target)
+        names = _solver_target(target)
+        infos = [info for info in topoopt.solvers_for() if info.name in names]
     if as_json:
         click.echo(json.dumps([info.__dict__ for info in infos], default=str))
         return
+    console = Console()
+    if console.width >= WIDE_TABLE:
+        console.print(_solver_table(infos))
+    else:
+        for info in infos:
+            _print_solver_block(console, info)
+
+
+WIDE_TABLE = 120
+"""Narrowest console (columns) on which ``topoopt solvers`` and ``topoopt instances list``
+print a table; narrower consoles (an 80-column terminal, a pipe) get one block per entry."""
+
+
+def _solver_target(target: str) -> list[str]:
+    """The solvers ``topoopt solvers TARGET`` lists when TARGET is neither a family nor a
+    file: what the name means as a solver name (every family's, when short)."""
+    from topoopt.core.errors import UnknownSolverError
+    from topoopt.core.registry import matching_solvers, suggest_solvers
+
+    try:
+        return matching_solvers(target)
+    except UnknownSolverError:
+        close = difflib.get_close_matches(target, topoopt.families(), n=3) + suggest_solvers(target)
+        hint = f"did you mean {', '.join(close)}?" if close else "see 'topoopt solvers'"
+        raise UnknownSolverError(
+            f"{target!r} is no family, instance file or solver; {hint}"
+        ) from None
+
+
+def _backends_text(info: topoopt.SolverInfo) -> str:
+    if not info.uses_backend:
+        return "-"
+    return ",".join(info.backends) or "none installed"
+
+
+def _options_text(info: topoopt.SolverInfo) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in info.options.items()) or "-"
+
+
+def _solver_table(infos: list[topoopt.SolverInfo]) -> Table:
+    """The wide layout: one row per solver, the description wrapping in its column."""
     table = Table(title="topoopt solvers")
-    for column in ("name", "exact", "bound", "stochastic", "backends", "options", "description"):
-        table.add_column(column)
+    table.add_column("name", no_wrap=True)
+    for column in ("exact", "bound", "stochastic"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("backends")
+    table.add_column("options", max_width=32)
+    table.add_column("description", ratio=1)
     for info in infos:
         table.add_row(
             _cell(info.name),
             "yes" if info.exact else "no",
             "yes" if info.gives_bound else "no",
             "yes" if info.stochastic else "no",
-            _cell(",".join(info.backends) if info.uses_backend else "-"),
-            _cell(", ".join(f"{k}={v!r}" for k, v in info.options.items()) or "-"),
-            _cell(info.description),
+            _cell(_backends_text(info)),
+            _cell(_options_text(info)),
+            _cell(plain_text(info.description)),
         )
-    Console(width=200).print(table)
+    return table
+
+
+class _ListWrapper(textwrap.TextWrapper):
+    """Wraps at spaces and after the commas of a list (``--ks 1,2,...,32``), never inside a
+    hyphenated word."""
+
+    wordsep_simple_re = re.compile(r"(\s+|(?<=,)(?=\S))")
+
+    def __init__(self, width: int, **kwargs: Any) -> None:
+        super().__init__(width, break_on_hyphens=False, **kwargs)
+
+
+def print_block(console: Console, head: str, paragraphs: list[str], detail: str = "") -> None:
+    """One entry of a narrow listing (``topoopt solvers``, ``topoopt instances list``): the
+    ``head`` in bold and ``detail`` on one line, then each paragraph indented, wrapped to the
+    console's width (text made :func:`printable` by the caller)."""
+    width = max(console.width, 40)
+    first = Text(head, style="bold")
+    if detail:
+        first.append(f"  {detail}")
+    lines = [first]
+    wrapper = _ListWrapper(width, initial_indent="    ", subsequent_indent="      ")
+    for paragraph in paragraphs:
+        lines += [Text(line) for line in wrapper.wrap(paragraph)]
+    for line in lines:
+        console.print(line, soft_wrap=len(line) <= width)
+
+
+def _print_solver_block(console: Console, info: topoopt.SolverInfo) -> None:
+    """A solver in the narrow layout: its name and capabilities, then the description and the
+    options."""
+    kind = ["exact" if info.exact else "heuristic"]
+    if info.gives_bound:
+        kind.append("proves bounds")
+    if info.stochastic:
+        kind.append("stochastic")
+    if info.uses_backend:
+        kind.append(f"MIP backends: {_backends_text(info)}")
+    paragraphs = [printable(plain_text(info.description), MAX_CELL_CHARS)]
+    if info.options:
+        paragraphs.append("options: " + printable(_options_text(info), MAX_CELL_CHARS))
+    print_block(console, printable(info.name, MAX_CELL_CHARS), paragraphs, ", ".join(kind))
 
 
 def _is_file(target: str) -> bool:

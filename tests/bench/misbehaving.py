@@ -8,13 +8,17 @@ imported at collection time: the conformance suite must not see these solvers.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from dataclasses import replace
 from typing import Any
 
+from topoopt.core.errors import UnsupportedInstanceError
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.placement import Placement, PlacementInstance
+from topoopt.placement.solvers.baselines import BestFitSolver
 
 MODULE = "bench.misbehaving"
 
@@ -78,3 +82,37 @@ class MemoryHog(Solver):
         while True:
             blocks.append(b"\x01" * (32 * 2**20))  # written, so resident
             time.sleep(0.01)
+
+
+@register_solver
+class BySeed(Solver):
+    """Misbehaves as its seed says (``seed % 10``), else solves like best-fit; its message
+    names the process that ran it, so tests can tell which worker process that was.
+
+    0 solves, 1 hangs, 2 ends the process, 3 allocates memory until stopped, 4 raises,
+    5 allocates 256 MiB, frees it and solves, 6 solves and leaves a thread running, 7 refuses
+    the instance (topoopt's ``UnsupportedInstanceError``).
+    """
+
+    name = "placement/test-by-seed"
+    family = "placement"
+
+    def _solve(self, instance: PlacementInstance, ctx: SolveContext, **options: Any) -> Attempt:
+        mode = ctx.seed % 10
+        if mode == 1:
+            SleepForever()._solve(instance, ctx)
+        elif mode == 2:
+            ExitsProcess()._solve(instance, ctx)
+        elif mode == 3:
+            MemoryHog()._solve(instance, ctx)
+        elif mode == 4:
+            Raises()._solve(instance, ctx)
+        elif mode == 5:
+            block = b"\x01" * (256 * 2**20)
+            del block
+        elif mode == 6:
+            threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+        elif mode == 7:
+            raise UnsupportedInstanceError(f"{self.name} does not support seed {ctx.seed}")
+        attempt = BestFitSolver()._solve(instance, ctx)
+        return replace(attempt, message=f"pid {os.getpid()}")

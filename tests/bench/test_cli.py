@@ -305,7 +305,7 @@ def test_bench_then_report(suite: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--solvers", "no-such"], "solver 'no-such' matches no solver"),
+        (["--solvers", "no-such"], "unknown solver 'no-such' for placement instances"),
         (["--solvers", "exact-mip", "--backends", "cplex"], "unknown MIP backend 'cplex'"),
         (["--seeds", "a,b"], "expected comma-separated integers"),
         (["--time-limit", "0"], "time_limit: must be positive"),

@@ -14,8 +14,17 @@ distributed = pytest.importorskip("distributed", reason="the dask extra is not i
 from topoopt.bench.executors import DaskExecutor  # noqa: E402
 
 
+def _topoopt_workers() -> int:
+    """Worker processes of topoopt below this (Dask worker) process."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    return sum("topoopt.bench.worker" in " ".join(p.cmdline()) for p in children)
+
+
+@pytest.mark.parametrize("isolation", ["worker", "process"])
 def test_dask_executor_records_results_and_failures_and_resumes(
-    plugin: str, suite: Path, tmp_path: Path
+    plugin: str, suite: Path, tmp_path: Path, isolation: str
 ) -> None:
     tasks = plan(
         [suite / "fig12-two-pods.json"],
@@ -27,10 +36,12 @@ def test_dask_executor_records_results_and_failures_and_resumes(
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None
     ) as cluster:
-        executor = DaskExecutor(cluster.scheduler_address)
+        executor = DaskExecutor(cluster.scheduler_address, isolation=isolation)
         try:
             summary = run_benchmark(tasks, out, executor=executor)
             again = run_benchmark(tasks, out, executor=executor)
+            # No idle worker outlives the benchmark on the Dask workers.
+            assert set(executor.client.run(_topoopt_workers).values()) == {0}
         finally:
             executor.close()
     assert (summary.ran, summary.errors, again.ran, again.skipped) == (4, 2, 0, 4)

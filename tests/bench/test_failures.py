@@ -22,8 +22,9 @@ BAD = [
 ]
 
 
+@pytest.mark.parametrize("isolation", ["worker", "process"])
 def test_each_failure_mode_gives_its_record_and_the_rest_completes(
-    plugin: str, suite: Path, tmp_path: Path
+    plugin: str, suite: Path, tmp_path: Path, isolation: str
 ) -> None:
     tasks = plan(
         [suite / "fig12-two-pods.json"],
@@ -34,7 +35,7 @@ def test_each_failure_mode_gives_its_record_and_the_rest_completes(
         plugins=[plugin],
     )
     out = tmp_path / "r.jsonl"
-    summary = run_benchmark(tasks, out, executor=LocalExecutor(jobs=2))
+    summary = run_benchmark(tasks, out, executor=LocalExecutor(jobs=2, isolation=isolation))
     records = {r["solver"]: r for r in read_records(out)}
     assert summary.ran == len(records) == 7
     assert summary.errors == 4

@@ -3,7 +3,8 @@
 * :mod:`~topoopt.bench.runner` — :func:`~topoopt.bench.runner.plan` the runs of a benchmark
   and :func:`~topoopt.bench.runner.run_benchmark` them (resumable);
 * :mod:`~topoopt.bench.executors` — where runs execute: this machine or a Dask cluster;
-* :mod:`~topoopt.bench.supervisor` and :mod:`~topoopt.bench.worker` — one process per run,
+* :mod:`~topoopt.bench.supervisor`, :mod:`~topoopt.bench.pool` and
+  :mod:`~topoopt.bench.worker` — runs in worker processes (long-lived ones, or one per run),
   with a hard timeout, a memory limit and error records for every way a solver can fail;
 * :mod:`~topoopt.bench.records` — the JSONL record format;
 * :mod:`~topoopt.bench.analysis` — pure functions from records to the report's numbers;

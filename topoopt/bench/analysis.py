@@ -24,13 +24,13 @@ Definitions used throughout (and stated in the report):
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from topoopt.bench.records import Record
+from topoopt.core.text import natural_key
 
 InstanceId = tuple[str, str, str]
 """``(family, instance, instance_hash)``."""
@@ -85,7 +85,12 @@ def group_by_suite(records: Iterable[Record]) -> dict[tuple[str, str], list[Reco
     groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for record in records:
         groups[(record["family"], record["suite"])].append(record)
-    return dict(sorted(groups.items()))
+    return dict(sorted(groups.items(), key=lambda kv: _names_key(kv[0])))
+
+
+def _names_key(names: Iterable[str]) -> tuple[Any, ...]:
+    """Natural sort key of a tuple of names (:func:`~topoopt.core.text.natural_key` each)."""
+    return tuple(natural_key(name) for name in names)
 
 
 def _better(a: float, b: float, sense: str) -> bool:
@@ -275,16 +280,16 @@ def solver_table(
             )
         )
 
-    def rank(row: SolverRow) -> tuple[float, float, float, str]:
+    def rank(row: SolverRow) -> tuple[float, float, float, Any]:
         gap = row.mean_gap if not math.isnan(row.mean_gap) else math.inf
-        return (row.failed / row.runs, gap, row.sgm_time, row.solver)
+        return (row.failed / row.runs, gap, row.sgm_time, natural_key(row.solver))
 
     return sorted(rows, key=rank)
 
 
 def solver_labels(records: Iterable[Record]) -> list[str]:
-    """Distinct solver labels, sorted."""
-    return sorted({solver_label(r) for r in records})
+    """Distinct solver labels, in natural order (:func:`~topoopt.core.text.natural_key`)."""
+    return sorted({solver_label(r) for r in records}, key=natural_key)
 
 
 @dataclass(frozen=True)
@@ -323,14 +328,15 @@ def _median(values: Sequence[float]) -> float:
 
 
 def instance_cells(records: Iterable[Record]) -> dict[InstanceId, dict[str, Cell]]:
-    """Per instance (sorted by name) and solver label, the :class:`Cell` of its runs."""
+    """Per instance (in natural order of names: ``small-2`` before ``small-10``) and solver
+    label, the :class:`Cell` of its runs."""
     runs: dict[InstanceId, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         runs[instance_id(record)][solver_label(record)].append(record)
     out: dict[InstanceId, dict[str, Cell]] = {}
-    for key in sorted(runs, key=lambda k: (k[1], k[2])):
+    for key in sorted(runs, key=lambda k: (natural_key(k[1]), k[2])):
         out[key] = {}
-        for label, group in sorted(runs[key].items()):
+        for label, group in sorted(runs[key].items(), key=lambda kv: natural_key(kv[0])):
             objectives = [r["objective"] for r in group if has_solution(r)]
             failures = [r for r in group if not has_solution(r)]
             out[key][label] = Cell(
@@ -404,7 +410,7 @@ def gap_distribution(
     for record in records:
         gap = gap_to_best(record, best)
         gaps[solver_label(record)].append(1.0 if gap is None else gap)
-    return {label: sorted(values) for label, values in sorted(gaps.items())}
+    return {label: sorted(gaps[label]) for label in sorted(gaps, key=natural_key)}
 
 
 def size_figure(records: Sequence[Record], preferred: str | None = None) -> str | None:
@@ -422,7 +428,7 @@ def time_vs_size(records: Iterable[Record], figure: str) -> dict[str, list[tuple
     for r in records:
         if has_solution(r) and figure in (r.get("size") or {}):
             points[solver_label(r)].append((float(r["size"][figure]), float(r["total_s"])))
-    return {label: sorted(values) for label, values in sorted(points.items())}
+    return {label: sorted(points[label]) for label in sorted(points, key=natural_key)}
 
 
 def distinct_values(records: Iterable[Record], field: str) -> dict[str, int]:
@@ -438,7 +444,7 @@ def distinct_values(records: Iterable[Record], field: str) -> dict[str, int]:
     for record in records:
         for key, value in (record.get(field) or {}).items():
             counts[f"{key}: {value}"] += 1
-    return dict(sorted(counts.items()))
+    return {entry: counts[entry] for entry in sorted(counts, key=natural_key)}
 
 
 def settings(records: Iterable[Record]) -> dict[str, list[str]]:
@@ -459,18 +465,19 @@ def settings(records: Iterable[Record]) -> dict[str, list[str]]:
         "threads": {str(r.get("threads")) for r in records},
         "executor": {str(r.get("executor")) for r in records},
     }
-    return {field: sorted(v, key=_natural) for field, v in values.items()}
-
-
-def _natural(text: str) -> tuple[Any, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+    return {field: sorted(v, key=natural_key) for field, v in values.items()}
 
 
 def failures(records: Iterable[Record]) -> list[Record]:
-    """Runs without a solution, by instance then solver."""
+    """Runs without a solution, by instance then solver (natural order), seed and repeat."""
     return sorted(
         (r for r in records if not has_solution(r)),
-        key=lambda r: (r["instance"], solver_label(r), r["seed"], r["repeat"]),
+        key=lambda r: (
+            natural_key(r["instance"]),
+            natural_key(solver_label(r)),
+            r["seed"],
+            r["repeat"],
+        ),
     )
 
 
@@ -494,12 +501,14 @@ def mean_by(
             sums[(k, solver_label(record))].append(float(v))
     return {
         k: (sum(v) / len(v), len(v))
-        for k, v in sorted(sums.items(), key=lambda kv: (_natural(str(kv[0][0])), kv[0][1]))
+        for k, v in sorted(
+            sums.items(), key=lambda kv: (natural_key(str(kv[0][0])), natural_key(kv[0][1]))
+        )
     }
 
 
 def tag_values(records: Iterable[Record]) -> dict[str, list[str]]:
-    """Every tag key of the records and its distinct values, both sorted.
+    """Every tag key of the records and its distinct values, both in natural order.
 
     Examples
     --------
@@ -510,7 +519,7 @@ def tag_values(records: Iterable[Record]) -> dict[str, list[str]]:
     for record in records:
         for key, value in (record.get("tags") or {}).items():
             values[key].add(str(value))
-    return {key: sorted(found) for key, found in sorted(values.items())}
+    return {key: sorted(values[key], key=natural_key) for key in sorted(values, key=natural_key)}
 
 
 def instances_by_tag(records: Iterable[Record], tag: str) -> dict[str, frozenset[InstanceId]]:
@@ -527,7 +536,7 @@ def instances_by_tag(records: Iterable[Record], tag: str) -> dict[str, frozenset
         tags = record.get("tags") or {}
         if tag in tags:
             found[str(tags[tag])].add(instance_id(record))
-    return {value: frozenset(ids) for value, ids in sorted(found.items())}
+    return {value: frozenset(found[value]) for value in sorted(found, key=natural_key)}
 
 
 @dataclass(frozen=True)
@@ -560,5 +569,5 @@ def gap_by_tag(
             gaps[str(tags[tag]), solver_label(record)].append(1.0 if gap is None else gap)
     return {
         key: TagCell(len(values), sum(g == 0.0 for g in values), sum(values) / len(values))
-        for key, values in sorted(gaps.items())
+        for key, values in sorted(gaps.items(), key=lambda kv: _names_key(kv[0]))
     }

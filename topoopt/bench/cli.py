@@ -18,25 +18,21 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import click
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 import topoopt
 from topoopt.bench.analysis import DEFAULT_SHIFT
 from topoopt.bench.executors import DaskExecutor, Executor, LocalExecutor
-from topoopt.bench.records import Record, drop_duplicates, read_many, record_key
+from topoopt.bench.progress import BenchProgress
+from topoopt.bench.records import drop_duplicates, read_for_report, read_records, record_key
 from topoopt.bench.runner import plan, run_benchmark, scan
 from topoopt.bench.task import DEFAULT_GRACE, DEFAULT_TIME_LIMIT, Task
 from topoopt.core.errors import InvalidOptionError, TopooptError
-from topoopt.core.registry import families, get_family
+from topoopt.core.registry import (
+    families,
+    get_family,
+)
+from topoopt.core.text import natural_key, plain_text
 
 EXIT_BAD_INPUT = 2
 
@@ -247,28 +243,40 @@ def list_suites(family: str | None) -> None:
     """List the suite generators (of FAMILY) and their options."""
     from rich.text import Text
 
-    from topoopt.cli import MAX_CELL_CHARS, printable
+    from topoopt.cli import MAX_CELL_CHARS, WIDE_TABLE, print_block, printable
 
     names = [family] if family else families()
-    fams = [get_family(name) for name in names]
-    table = Table(title="topoopt instance generators")
-    for column in ("family", "suite", "options", "description"):
-        table.add_column(column)
-    for fam in fams:
-        for suite, generator in sorted(fam.generators.items()):
-            options = "\n".join(
+    rows: list[tuple[str, str, list[str], str]] = []
+    for fam in (get_family(name) for name in names):
+        for suite, generator in sorted(fam.generators.items(), key=lambda kv: natural_key(kv[0])):
+            options = [
                 printable(_flag(name) + _shown_default(default), MAX_CELL_CHARS)
                 for name, (_, default) in _generator_parameters(generator).items()
-            )
+            ]
             function = getattr(generator, "func", generator)  # functools.partial
             doc = (inspect.getdoc(function) or "").split("\n\n")[0].replace("\n", " ")
-            table.add_row(
-                Text(printable(fam.name, MAX_CELL_CHARS)),
-                Text(printable(suite, MAX_CELL_CHARS)),
-                Text(options or "-"),
-                Text(printable(doc, None)),
+            rows.append(
+                (
+                    printable(fam.name, MAX_CELL_CHARS),
+                    printable(suite, MAX_CELL_CHARS),
+                    options,
+                    printable(plain_text(doc), None),
+                )
             )
-    Console(width=160).print(table)
+    console = Console()
+    if console.width < WIDE_TABLE:
+        for fam_name, suite, options, doc in rows:
+            paragraphs = [doc] + (["options: " + ", ".join(options)] if options else [])
+            print_block(console, f"{fam_name} {suite}", paragraphs)
+        return
+    table = Table(title="topoopt instance generators")
+    table.add_column("family", no_wrap=True)
+    table.add_column("suite", no_wrap=True)
+    table.add_column("options", max_width=32, overflow="fold")
+    table.add_column("description", ratio=1)
+    for fam_name, suite, options, doc in rows:
+        table.add_row(Text(fam_name), Text(suite), Text("\n".join(options) or "-"), Text(doc))
+    console.print(table)
 
 
 @instances.command(
@@ -358,29 +366,17 @@ def check(paths: tuple[str, ...]) -> None:
     click.echo(f"{total} file(s) valid")
 
 
-def _progress_callbacks(progress: Progress, bar: Any) -> tuple[Any, Any]:
-    running: dict[tuple[object, ...], str] = {}
-    errors = [0]
+def _pending(tasks: Sequence[Task], out: str) -> int:
+    """How many of ``tasks`` have no record in ``out`` yet (what resuming will run).
 
-    def describe() -> None:
-        from topoopt.cli import printable
-
-        shown = [escape(printable(label, 80)) for label in list(running.values())[-2:]]
-        now = " | ".join(shown) or "waiting"
-        failed = f" [red]{errors[0]} error(s)[/red]" if errors[0] else ""
-        progress.update(bar, description=f"{now}{failed}")
-
-    def on_start(task: Task) -> None:
-        running[task.key] = task.label
-        describe()
-
-    def on_record(record: Record) -> None:
-        running.pop(record_key(record), None)
-        errors[0] += record["status"] == "error"
-        progress.advance(bar)
-        describe()
-
-    return on_start, on_record
+    A results file that cannot be read counts as empty here: :func:`run_benchmark` reports
+    what is wrong with it.
+    """
+    try:
+        recorded = {record_key(record) for record in read_records(out)}
+    except TopooptError:
+        return len(tasks)
+    return sum(task.key not in recorded for task in tasks)
 
 
 @click.command()
@@ -445,6 +441,14 @@ def _progress_callbacks(progress: Progress, bar: Any) -> tuple[Any, Any]:
 )
 @click.option("--scheduler", default=None, help="Dask scheduler address (--executor dask).")
 @click.option(
+    "--isolation",
+    type=click.Choice(["worker", "process"]),
+    default="worker",
+    show_default=True,
+    help="worker: long-lived worker processes, each running many runs of one solver "
+    "(replaced after a killed, crashed or failed run); process: a fresh process per run.",
+)
+@click.option(
     "--out",
     "out",
     required=True,
@@ -466,14 +470,15 @@ def bench(
     plugins: tuple[str, ...],
     executor: str,
     scheduler: str | None,
+    isolation: str,
     out: str,
     no_progress: bool,
 ) -> None:
     """Run solvers on instance suites (folders) or files; one JSON record per run in OUT.
 
-    Every run is a fresh process with a hard timeout: a hung, crashing or memory-exhausted
-    solver becomes an error record and the benchmark goes on (error records are results: the
-    exit status is 0). Rerunning with the same --out resumes.
+    Every run executes in a worker process with a hard timeout (see --isolation): a hung,
+    crashing or memory-exhausted solver becomes an error record and the benchmark goes on
+    (error records are results: the exit status is 0). Rerunning with the same --out resumes.
     """
     from topoopt.cli import allowed_paths
 
@@ -495,25 +500,23 @@ def bench(
         )
         if executor == "dask" and not scheduler:
             raise TopooptError("--executor dask needs --scheduler ADDRESS")
-        runner: Executor = DaskExecutor(scheduler) if executor == "dask" else LocalExecutor(jobs)
+        runner: Executor = (
+            DaskExecutor(scheduler, isolation=isolation)
+            if executor == "dask"
+            else LocalExecutor(jobs, isolation=isolation)
+        )
     except TopooptError as exc:
         _fail(str(exc))
         return
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        disable=no_progress,
-        console=Console(stderr=True),
-    )
+    progress = BenchProgress(_pending(tasks, out), enabled=not no_progress)
     try:
         with progress:
-            bar = progress.add_task("starting", total=len(tasks))
-            on_start, on_record = _progress_callbacks(progress, bar)
             summary = run_benchmark(
-                tasks, out, executor=runner, on_start=on_start, on_record=on_record
+                tasks,
+                out,
+                executor=runner,
+                on_start=progress.on_start,
+                on_record=progress.on_record,
             )
     except TopooptError as exc:
         _fail(str(exc))
@@ -562,9 +565,10 @@ def report(results: tuple[str, ...], out_dir: str, shift: float, title: str) -> 
     from topoopt.bench.report import write_report
 
     try:
-        records, duplicates = drop_duplicates(read_many(results))
-        if not records:
-            raise TopooptError("no records in " + ", ".join(results))
+        found, warnings = read_for_report(results)
+        for warning in warnings:
+            _warn(warning)
+        records, duplicates = drop_duplicates(found)
         if duplicates:
             _warn(
                 f"dropped {duplicates} duplicate record(s) (a run recorded twice in "

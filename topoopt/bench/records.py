@@ -171,6 +171,41 @@ def read_many(paths: Iterable[str | PathLike[str]]) -> list[Record]:
     return [record for path in paths for record in read_records(path)]
 
 
+def read_for_report(paths: Iterable[str | PathLike[str]]) -> tuple[list[Record], list[str]]:
+    """The records of several results files, in order, and a warning for what was left out:
+    a last line cut short by an interrupted benchmark, a file without records.
+
+    Unlike :func:`read_many`, nothing is passed over in silence.
+
+    Raises
+    ------
+    ResultsFileError
+        As :func:`read_records`; and when no file holds a record, naming why for the first
+        file (empty, only blank lines, or its one line cut short).
+    """
+    records: list[Record] = []
+    notes: list[ResultsFileError] = []
+    for path in paths:
+        fd = jsonl.open_regular(path)
+        with os.fdopen(fd, "rb") as stream:
+            scanned, found = _read(stream, path)
+        records += found
+        if scanned.torn_line is not None:
+            cut = "not a complete JSON object (the file ends inside it: a record cut short"
+            problem = (
+                f"{cut} by an interrupted benchmark?), left out"
+                if found
+                else f"{cut}?); no records"
+            )
+            notes.append(ResultsFileError(path, scanned.torn_line, problem))
+        elif not found:
+            what = "empty" if scanned.size == 0 else "only blank lines"
+            notes.append(ResultsFileError(path, None, f"{what}, no records"))
+    if not records and notes:
+        raise notes[0]
+    return records, [str(note) for note in notes]
+
+
 def drop_duplicates(records: Iterable[Record]) -> tuple[list[Record], int]:
     """The records with each :func:`record_key` once — the first copy wins — and the number
     of later copies dropped.

@@ -18,7 +18,7 @@ suites, its own section over all of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -39,6 +39,7 @@ from topoopt.bench.document import (
 from topoopt.bench.plots import draw
 from topoopt.bench.records import Record
 from topoopt.bench.sections import SectionContext, family_sections, family_size_figure
+from topoopt.core.text import natural_key
 
 FIGURES = "figures"
 """Sub-folder of the report folder holding the PNG plots."""
@@ -282,10 +283,60 @@ def _failures_table(records: Sequence[Record]) -> Table:
     )
 
 
-def suite_section(family: str, suite: str, records: Sequence[Record], shift: float) -> Section:
-    """The part of the report about one family × suite."""
+ALL_SUITES = "all suites"
+"""The suite name under which :func:`figure_stems` names a family's section over its suites."""
+
+
+def figure_stem(family: str, suite: str) -> str:
+    """The file-name stem of the plots of a family × suite: the family once, then the suite.
+
+    A suite folder is often named after its family (``placement-random-small``); its plots
+    are then ``placement-random-small-profile.png``, not ``placement-placement-...``.
+
+    Examples
+    --------
+    >>> figure_stem("placement", "arnold-paper"), figure_stem("placement", "placement-random-small")
+    ('placement-arnold-paper', 'placement-random-small')
+    >>> figure_stem("gpuselect", "gpuselect"), figure_stem("ocs", "OCS Tiny"), figure_stem("f", "!")
+    ('gpuselect', 'ocs-tiny', 'f')
+    """
+    family_part, suite_part = slug(family), slug(suite)
+    if suite_part == family_part or suite_part.startswith(f"{family_part}-"):
+        return suite_part
+    return "-".join(part for part in (family_part, suite_part) if part) or "suite"
+
+
+def figure_stems(groups: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """A distinct :func:`figure_stem` for every ``(family, suite)`` in ``groups`` (in order):
+    a stem taken already by an earlier group gets ``-2``, ``-3``, ...
+
+    Examples
+    --------
+    >>> figure_stems([("p", "p-x"), ("p", "x"), ("p", ALL_SUITES), ("p", "x")])
+    {('p', 'p-x'): 'p-x', ('p', 'x'): 'p-x-2', ('p', 'all suites'): 'p-all-suites'}
+    """
+    stems: dict[tuple[str, str], str] = {}
+    taken: set[str] = set()
+    for group in groups:
+        if group in stems:
+            continue
+        stem = base = figure_stem(*group)
+        copy = 1
+        while stem in taken:
+            copy += 1
+            stem = f"{base}-{copy}"
+        taken.add(stem)
+        stems[group] = stem
+    return stems
+
+
+def suite_section(
+    family: str, suite: str, records: Sequence[Record], shift: float, prefix: str | None = None
+) -> Section:
+    """The part of the report about one family × suite; ``prefix`` is the file-name stem of
+    its plots (default :func:`figure_stem`)."""
     best = an.best_known(records)
-    prefix = slug(f"{family}-{suite}")
+    prefix = figure_stem(family, suite) if prefix is None else prefix
     blocks: list[Block] = []
     instances = {an.instance_id(r) for r in records}
     proven = sum(1 for k in instances if k in best and best[k].proven)
@@ -427,24 +478,30 @@ def build_report(
         _environment(records),
         _how_to_read(shift),
     ]
-    body += [suite_section(f, s, recs, shift) for (f, s), recs in groups.items()]
-    body += family_summaries(records)
+    summaries = [(family, ALL_SUITES) for family in dict.fromkeys(f for f, _ in groups)]
+    stems = figure_stems([*groups, *summaries])
+    body += [suite_section(f, s, recs, shift, stems[f, s]) for (f, s), recs in groups.items()]
+    body += family_summaries(records, stems)
     return [Section(title, tuple(body))]
 
 
-def family_summaries(records: Sequence[Record]) -> list[Section]:
+def family_summaries(
+    records: Sequence[Record], stems: Mapping[tuple[str, str], str] | None = None
+) -> list[Section]:
     """The family section over all suites of a family, for families with several suites
-    (e.g. one BandPilot Table 2 across the clusters' suites)."""
+    (e.g. one BandPilot Table 2 across the clusters' suites); ``stems`` as from
+    :func:`figure_stems`, with the key ``(family, ALL_SUITES)``."""
     by_family: dict[str, list[Record]] = {}
     for (family, _), recs in an.group_by_suite(records).items():
         by_family.setdefault(family, []).extend(recs)
     out = []
     for family, recs in by_family.items():
         sections = family_sections(family)
-        suites = sorted({r["suite"] for r in recs})
+        suites = sorted({r["suite"] for r in recs}, key=natural_key)
         if not sections or len(suites) < 2:
             continue
-        ctx = SectionContext(best=an.best_known(recs), prefix=slug(f"{family}-all-suites"))
+        stem = (stems or {}).get((family, ALL_SUITES)) or figure_stem(family, ALL_SUITES)
+        ctx = SectionContext(best=an.best_known(recs), prefix=stem)
         blocks: list[Block] = [
             Text(f"The {family} sections over all its suites: {', '.join(suites)}.")
         ]

@@ -107,32 +107,19 @@ def scan(
 
 
 def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> list[SolverInfo]:
-    """The registered solvers a selection names, for instances of ``families``.
-
-    ``requested`` is ``"all"`` (every solver of those families) or names: full
-    (``placement/best-fit``) or without the family prefix (``best-fit``, matched in every
-    family given).
+    """The registered solvers a selection names, for instances of ``families``: the rule of
+    :func:`topoopt.core.registry.select_solvers` (``"all"``, full names, or short names matched
+    in every family given), one line with "did you mean ...?" for a name that means none.
 
     Raises
     ------
-    TopooptError
-        For a name that matches no solver of those families (listing the ones that exist).
+    UnknownSolverError
+        For a name that means no solver of those families.
     """
+    from topoopt.core.registry import select_solvers as resolve
+
     available = {info.name: info for family in families for info in solvers_for(family)}
-    if requested == ALL_SOLVERS or list(requested) == [ALL_SOLVERS]:
-        return [available[name] for name in sorted(available)]
-    chosen: dict[str, SolverInfo] = {}
-    for name in requested:
-        full = [name] if "/" in name else [f"{family}/{name}" for family in families]
-        matches = [n for n in full if n in available]
-        if not matches:
-            known = ", ".join(sorted(available)) or "none"
-            raise TopooptError(
-                f"solver {name!r} matches no solver of the instances' families "
-                f"({', '.join(families)}); available: {known}"
-            )
-        chosen.update({n: available[n] for n in matches})
-    return [chosen[name] for name in sorted(chosen)]
+    return [available[name] for name in resolve(requested, families)]
 
 
 def _check_backends(backends: Sequence[str]) -> list[str]:

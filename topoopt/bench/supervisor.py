@@ -1,18 +1,28 @@
-"""Run one :class:`~topoopt.bench.task.Task` in its own worker process and make its record.
+"""Run one :class:`~topoopt.bench.task.Task` in a worker process and make its record.
 
-Every run gets a fresh Python process (``python -m topoopt.bench.worker``, started with
-:mod:`subprocess` in a new session), so whatever the solver does — hang, raise, call
-``os._exit``, segfault, eat all memory — stays in that process. The supervisor
+Every run executes in a worker process, never in the benchmark's own, so whatever the solver
+does — hang, raise, call ``os._exit``, segfault, eat all memory — stays in that process.
+Two isolation modes (:data:`ISOLATIONS`):
+
+* ``"worker"`` (the default): a long-lived worker of a :class:`~topoopt.bench.pool.WorkerPool`
+  that has imported topoopt, the plugins and the solver once serves many runs, and is
+  replaced after a run that was killed, crashed or raised (see :mod:`topoopt.bench.pool`);
+* ``"process"``: a fresh Python process per run (``python -m topoopt.bench.worker``, started
+  with :mod:`subprocess` in a new session), :func:`supervise` below.
+
+In both modes the supervisor
 
 * kills the process group after :attr:`Task.hard_timeout` seconds (record ``"timeout"``);
 * samples the resident memory of the process tree and kills it above the task's memory
   limit (record ``"memory"``);
-* turns an exit without an outcome file into a ``"crashed"`` record quoting the exit status
-  and the last lines the worker printed;
-* otherwise copies the worker's result into the record.
+* turns a worker that ends without an outcome into a ``"crashed"`` record quoting the exit
+  status and the last lines the worker printed (during that run);
+* otherwise copies the worker's result into the record (:func:`make_record`, the same in both
+  modes).
 
-A fresh process (rather than a ``multiprocessing`` pool) also works inside Dask workers,
-which are daemonic processes and may not fork ``multiprocessing`` children.
+Worker processes started with :mod:`subprocess` (rather than a ``multiprocessing`` pool) also
+work inside Dask workers, which are daemonic processes and may not fork ``multiprocessing``
+children.
 Pyomo solver calls are not thread-safe (see ``spec/backends.md``); only the supervision runs
 in threads, never a solve.
 """
@@ -31,12 +41,21 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from topoopt.bench.records import ERROR_STATUS, RECORD_VERSION, Record, host_info, versions
 from topoopt.bench.task import Task
+from topoopt.core.errors import TopooptError
+
+if TYPE_CHECKING:
+    from topoopt.bench.pool import WorkerPool
+
+ISOLATIONS = ("worker", "process")
+"""Isolation modes of runs: long-lived worker processes (default) or a process per run."""
+
+DEFAULT_ISOLATION = "worker"
 
 POLL_S = 0.05
 """Seconds between two checks of a running worker."""
@@ -47,18 +66,20 @@ LOG_TAIL_LINES = 4
 
 @dataclass(frozen=True)
 class WorkerExit:
-    """How a worker process ended, as seen by the supervisor.
+    """How a run in a worker process ended, as seen by the supervisor.
 
     Attributes
     ----------
     outcome
         What the worker wrote (see :mod:`topoopt.bench.worker`), or ``None``.
     returncode
-        Exit status (negative: killed by that signal).
+        Exit status (negative: killed by that signal); 0 for a long-lived worker that
+        answered.
     killed
         ``"timeout"`` or ``"memory"`` when the supervisor killed the worker, else ``None``.
     wall_s
-        Seconds from launch to exit.
+        Seconds from launch to exit (``"process"`` isolation), or from handing the run to a
+        ready worker to its answer or end (``"worker"`` isolation).
     peak_memory_mb
         Largest resident memory of the process tree the supervisor sampled (MiB).
     log_tail
@@ -245,8 +266,39 @@ def make_record(task: Task, worker: WorkerExit, started_at: str = "") -> Record:
     return record
 
 
-def run_task(task: Task, cancel: threading.Event | None = None) -> Record | None:
-    """Run ``task`` in its own process and return its record (``None`` if cancelled)."""
+def check_isolation(isolation: str) -> str:
+    """``isolation`` if it is one of :data:`ISOLATIONS`.
+
+    Raises
+    ------
+    TopooptError
+        Otherwise.
+    """
+    if isolation not in ISOLATIONS:
+        raise TopooptError(f"isolation: must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+    return isolation
+
+
+def run_task(
+    task: Task,
+    cancel: threading.Event | None = None,
+    *,
+    isolation: str = DEFAULT_ISOLATION,
+    pool: WorkerPool | None = None,
+) -> Record | None:
+    """Run ``task`` in a worker process and return its record (``None`` if cancelled).
+
+    ``isolation`` ``"worker"`` runs it in ``pool`` (default: this process's
+    :func:`~topoopt.bench.pool.shared_pool`, whose idle workers live until
+    :func:`~topoopt.bench.pool.close_shared_pool` or the end of this process), ``"process"``
+    in a fresh process.
+    """
+    check_isolation(isolation)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    worker = supervise(task, cancel)
+    if isolation == "process":
+        worker = supervise(task, cancel)
+    else:
+        from topoopt.bench.pool import shared_pool
+
+        worker = (shared_pool() if pool is None else pool).run(task, cancel)
     return None if worker is None else make_record(task, worker, started_at)

@@ -85,7 +85,9 @@ class Task:
 
     @property
     def hard_timeout(self) -> float:
-        """Seconds after launch at which the worker process is killed.
+        """Seconds after the run starts at which its worker process is killed (the run
+        starts when it is handed to a ready long-lived worker, or when its own process is
+        launched with ``isolation="process"``).
 
         Examples
         --------

@@ -13,9 +13,10 @@ as ``topoopt.register_family`` / ``topoopt.register_solver`` (see ``docs/extendi
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +27,10 @@ from topoopt.core.solver import Solver
 
 if TYPE_CHECKING:
     from topoopt.core.family import Instance
+
+ALL_SOLVERS = "all"
+"""Solver selection (``topoopt bench --solvers all``) meaning every solver of the instances'
+families."""
 
 ENTRY_POINT_GROUP = "topoopt.families"
 """Entry-point group through which installed packages declare their families."""
@@ -141,19 +146,178 @@ def families() -> list[str]:
     return sorted(_FAMILIES)
 
 
-def solver_class(name: str) -> type[Solver]:
-    """The class registered as ``name``."""
+def solver_class(name: str, family: str | None = None) -> type[Solver]:
+    """The class ``name`` resolves to (see :func:`resolve_solver`)."""
+    return _SOLVERS[resolve_solver(name, family)]
+
+
+def get_solver(name: str, family: str | None = None) -> Solver:
+    """A fresh instance of the solver ``name`` resolves to (see :func:`resolve_solver`)."""
+    return solver_class(name, family)()
+
+
+MAX_SUGGESTIONS = 4
+"""Most solver names an :class:`UnknownSolverError` suggests."""
+MAX_LISTED = 12
+"""An :class:`UnknownSolverError` without a close name lists the solvers of the instances'
+families when they have at most this many (else it points to ``topoopt solvers``)."""
+
+
+def _short(name: str) -> str:
+    return name.split("/", 1)[-1]
+
+
+def suggest_solvers(name: str, scope: Sequence[str] = ()) -> list[str]:
+    """Registered full names close to ``name`` (at most :data:`MAX_SUGGESTIONS`): those of
+    ``scope`` (full names) first, then any.
+
+    Close means a :func:`difflib.get_close_matches` match of the algorithm part (``exact-mpi``
+    -> ``exact-mip``), or within ``scope`` a name containing it (``mip`` -> ``coarse-mip``).
+    """
     _discover()
-    try:
-        return _SOLVERS[name]
-    except KeyError:
-        known = ", ".join(sorted(_SOLVERS))
-        raise UnknownSolverError(f"unknown solver {name!r}; registered solvers: {known}") from None
+    query = _short(name).lower()
+    found: list[str] = []
+    for names in (scope, sorted(_SOLVERS)):
+        by_short: dict[str, list[str]] = {}
+        for full in names:
+            by_short.setdefault(_short(full), []).append(full)
+        close = difflib.get_close_matches(query, list(by_short), n=MAX_SUGGESTIONS, cutoff=0.6)
+        if names is scope:
+            close += sorted(short for short in by_short if len(query) >= 3 and query in short)
+        for short in close:
+            found += [full for full in by_short[short] if full not in found]
+        if found:
+            break
+    return found[:MAX_SUGGESTIONS]
 
 
-def get_solver(name: str) -> Solver:
-    """A fresh instance of the solver registered as ``name``."""
-    return solver_class(name)()
+def _unknown(name: str, families: Sequence[str] | None) -> UnknownSolverError:
+    """The one-line error for ``name`` meaning no solver of ``families`` (``None``: any)."""
+    prefix = name.partition("/")[0] if "/" in name else None
+    if families is not None:
+        scope = [n for family in families for n in solver_names(family)]
+    elif prefix in _FAMILIES:
+        scope = solver_names(prefix)  # a full name of a known family: its solvers
+    else:
+        scope = solver_names()
+    where = "" if families is None else f" for {', '.join(families)} instances"
+    if name in _SOLVERS:
+        what = f"solver {name!r} is a {_SOLVERS[name].family} solver, not one{where}"
+    else:
+        what = f"unknown solver {name!r}{where}"
+        if prefix is not None and prefix not in _FAMILIES:
+            what += f" (no family {prefix!r})"
+        if prefix is None and families is not None:
+            other = [n for n in sorted(_SOLVERS) if _short(n) == name and n not in scope]
+            if other:
+                shown = ", ".join(other[:MAX_SUGGESTIONS]) + (
+                    ", ..." if other[MAX_SUGGESTIONS:] else ""
+                )
+                what += f" ({shown} {'is' if len(other) == 1 else 'are'} for other families)"
+    close = suggest_solvers(name, scope)
+    if close:
+        hint = f"did you mean {', '.join(close)}?"
+    elif (families is not None or prefix in _FAMILIES) and len(scope) <= MAX_LISTED:
+        hint = f"known: {', '.join(scope) or 'none'}"
+    else:
+        hint = "see 'topoopt solvers'"
+    return UnknownSolverError(f"{what}; {hint}")
+
+
+def matching_solvers(name: str, families: Sequence[str] | None = None) -> list[str]:
+    """The registered full names ``name`` means for instances of ``families``, sorted.
+
+    The one rule for solver names, used by :func:`topoopt.solve`, ``topoopt solve``,
+    ``topoopt solvers`` and ``topoopt bench --solvers``:
+
+    * a full name ``family/algo`` means that solver (of one of ``families``, when given);
+    * a short name ``algo`` means ``F/algo`` for every family ``F`` of ``families`` (every
+      registered family when ``None``) that has it.
+
+    ``families`` are the families of the instances to solve. Registered names are matched
+    exactly (case included).
+
+    Raises
+    ------
+    UnknownSolverError
+        When ``name`` means no solver: one line with up to :data:`MAX_SUGGESTIONS` close names
+        (``did you mean ...?``), of ``families`` first.
+
+    Examples
+    --------
+    >>> matching_solvers("exact-mip", ["placement"])
+    ['placement/exact-mip']
+    >>> matching_solvers("mip", ["gpuselect", "partition"])
+    ['gpuselect/mip', 'partition/mip']
+    >>> matching_solvers("exact-mpi", ["placement"])
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.UnknownSolverError: unknown solver 'exact-mpi' for placement instances; did you mean placement/exact-mip?
+    """  # noqa: E501
+    _discover()
+    scope = sorted(_FAMILIES) if families is None else families
+    if "/" in name:
+        found = [name] if name in _SOLVERS and _SOLVERS[name].family in scope else []
+    else:
+        found = [f"{family}/{name}" for family in scope if f"{family}/{name}" in _SOLVERS]
+    if not found:
+        raise _unknown(name, families)
+    return sorted(found)
+
+
+def resolve_solver(name: str, family: str | None = None) -> str:
+    """The registered full name ``name`` means for an instance of ``family``.
+
+    :func:`matching_solvers` with the one family (every family when ``None``), which must
+    give exactly one solver: a short name that several families have (``mip``) needs the
+    family or the full name.
+
+    Raises
+    ------
+    UnknownSolverError
+        For an unknown name (with suggestions) or a short name several families have.
+
+    Examples
+    --------
+    >>> resolve_solver("exact-mip", "placement"), resolve_solver("placement/best-fit")
+    ('placement/exact-mip', 'placement/best-fit')
+    >>> resolve_solver("mip")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    topoopt.core.errors.UnknownSolverError: solver 'mip' is ambiguous: clusterselect/mip, ...
+    """
+    if name in _SOLVERS and family in (None, _SOLVERS[name].family):  # the common case
+        return name
+    found = matching_solvers(name, None if family is None else [family])
+    if len(found) > 1:
+        shown = ", ".join(found[:MAX_SUGGESTIONS]) + (", ..." if found[MAX_SUGGESTIONS:] else "")
+        raise UnknownSolverError(f"solver {name!r} is ambiguous: {shown} (give the full name)")
+    return found[0]
+
+
+def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> list[str]:
+    """The full names a benchmark's solver selection means for instances of ``families``.
+
+    ``requested`` is ``"all"`` (every solver of those families) or names, each resolved by
+    :func:`matching_solvers` (a short name selects the solver of that name in every family
+    given that has one).
+
+    Raises
+    ------
+    UnknownSolverError
+        For a name that means no solver of those families.
+
+    Examples
+    --------
+    >>> select_solvers(["best-fit", "mip"], ["gpuselect", "placement"])
+    ['gpuselect/mip', 'placement/best-fit']
+    """
+    if requested == ALL_SOLVERS or list(requested) == [ALL_SOLVERS]:
+        return sorted(name for family in families for name in solver_names(family))
+    chosen: set[str] = set()
+    for name in requested:
+        chosen.update(matching_solvers(name, families))
+    return sorted(chosen)
 
 
 def solver_names(family: str | None = None) -> list[str]:

@@ -213,8 +213,8 @@ class Solver(ABC):
 
     @classmethod
     def description(cls) -> str:
-        """First line of the class docstring."""
-        return (inspect.getdoc(cls) or "").splitlines()[0] if cls.__doc__ else ""
+        """First paragraph of the class docstring, as one line."""
+        return " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split()) if cls.__doc__ else ""
 
     def solve(
         self,
@@ -318,7 +318,9 @@ class Solver(ABC):
                 message = f"solver returned an infeasible solution: {'; '.join(violations)}"
             else:
                 objective = clean(float(family.evaluate(instance, solution)))
-                metrics = {k: clean(float(v)) for k, v in family.metrics(instance, solution).items()}
+                metrics = {
+                    k: clean(float(v)) for k, v in family.metrics(instance, solution).items()
+                }
                 status = SolutionStatus.FEASIBLE
                 if attempt.proven_optimal:
                     status = SolutionStatus.OPTIMAL
