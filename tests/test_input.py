@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -163,6 +165,20 @@ def test_limits_name_how_to_raise_them() -> None:
         limits.set_limits(no_such_limit=3)
     with pytest.raises(topoopt.InvalidOptionError, match="positive integer"):
         limits.set_limits(json_depth=0)
+
+
+def test_a_family_limit_can_be_set_first_thing() -> None:
+    """``topoopt.set_limits(placement_free_nodes=...)`` right after ``import topoopt`` (as
+    docs/input.md shows), before any family is used: the families' limits are looked up."""
+    code = (
+        "import topoopt\n"
+        "topoopt.set_limits(placement_free_nodes=5_000_000)\n"
+        "from topoopt.core import limits\n"
+        "assert limits.value('placement_free_nodes') == 5_000_000\n"
+        "assert 'gpuselect_hosts' in limits.defined()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

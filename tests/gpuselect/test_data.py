@@ -1,8 +1,12 @@
-"""The measured tables of ../shared/data/hosts (skipped when the folder is absent)."""
+"""The measured tables of ../shared/data/hosts (skipped when the folder is absent), and the
+committed protocol-measured suites that name them by data name."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +14,13 @@ import pytest
 from helpers import plain_brute_force
 
 import topoopt
-from topoopt.gpuselect.generate import DATA_FILES, protocol
+from topoopt.bench.records import instance_hash
+from topoopt.core.datapath import DataNotFoundError
+from topoopt.gpuselect.generate import CLUSTERS, DATA_FILES, MEASURED, measured_bandwidth, protocol
 from topoopt.gpuselect.loaders import parse_intra_csv, parse_topology
 from topoopt.gpuselect.topologies import builtin_topology
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +62,75 @@ def test_h100_tables_are_averaged(hosts_dir: Path) -> None:
     a, b = (parse_intra_csv((hosts_dir / n).read_text()) for n in DATA_FILES["H100"])
     row = inst.bound.tables[0]
     assert np.allclose(row[1:256], [(a[m] + b[m]) / 2 for m in range(1, 256)])
+
+
+MEASURED_SUITES = sorted((ROOT / "instances" / "gpuselect").glob("protocol-measured-*"))
+
+
+def test_measured_suites_name_their_tables_and_hold_no_copy() -> None:
+    """Every committed protocol-measured file's model is the JSON object of
+    measured_bandwidth: data names, never a table (the data may not be copied) nor a path
+    relative to the repository's location."""
+    assert len(MEASURED_SUITES) == len(CLUSTERS)
+    for suite in MEASURED_SUITES:
+        cluster = suite.name.removeprefix("protocol-measured-")
+        files = sorted(suite.glob("*.json"))
+        assert len(files) == 32
+        for path in files:
+            data = json.loads(path.read_text())
+            assert data["bandwidth"] == measured_bandwidth(CLUSTERS[cluster], MEASURED), path
+
+
+@pytest.mark.parametrize("cluster", sorted(CLUSTERS))
+def test_measured_suites_are_what_the_generator_makes(hosts_dir: Path, cluster: str) -> None:
+    """Loaded, the committed files equal the generator's instances (benchmarks/gpuselect/
+    make_instances.py) and the same instances read from the tables' folder by path."""
+    by_name = protocol(seed=0, cluster=cluster, scenarios=1, ks=(1, 7, 20), data_dir=MEASURED)
+    by_path = protocol(seed=0, cluster=cluster, scenarios=1, ks=(1, 7, 20), data_dir=str(hosts_dir))
+    assert by_name == by_path
+    folder = ROOT / "instances" / "gpuselect" / f"protocol-measured-{cluster}"
+    for inst in by_name:
+        loaded = topoopt.load(folder / f"{inst.name}.json")
+        assert loaded == inst
+        assert instance_hash(loaded) == instance_hash(inst)
+
+
+def test_a_measured_file_copied_elsewhere_loads(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A protocol-measured file copied alone to another folder loads and solves: from the
+    repository (default data folder) and from anywhere with TOPOOPT_DATA; with an empty
+    TOPOOPT_DATA it is the one-line error naming the field, the name and the folder."""
+    source = ROOT / "instances" / "gpuselect" / "protocol-measured-het-4mix" / "het-4mix-k6-s0.json"
+    copy = tmp_path / "copy.json"
+    shutil.copy(source, copy)
+    expected = topoopt.load(source)
+    monkeypatch.delenv("TOPOOPT_DATA", raising=False)
+    monkeypatch.chdir(ROOT)  # the default: shared/data beside the checkout
+    assert topoopt.load(copy) == expected
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TOPOOPT_DATA", str(shared_data))
+    assert topoopt.load(copy) == expected
+    assert topoopt.solve(copy, "gpuselect/enumerate").objective > 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("TOPOOPT_DATA", str(empty))
+    with pytest.raises(DataNotFoundError) as caught:
+        topoopt.load(copy)
+    assert str(caught.value) == (
+        "bandwidth.intra.4090[0]: data file 'data:hosts/4090_bandwidth_16MiB.csv' not found: "
+        f"looked in {empty} (TOPOOPT_DATA='{empty}'); set TOPOOPT_DATA to the folder holding it"
+    )
+
+
+def test_relative_paths_still_name_tables(hosts_dir: Path, tmp_path: Path) -> None:
+    """A user's relative path (here to the data folder, allowed) gives the same instance and
+    the same benchmark hash as the data name: the content is the tables, not their names."""
+    source = ROOT / "instances" / "gpuselect" / "protocol-measured-h100" / "h100-k8-s0.json"
+    data = json.loads(source.read_text())
+    data["bandwidth"] = measured_bandwidth(CLUSTERS["h100"], os.path.relpath(hosts_dir, tmp_path))
+    path = tmp_path / "relative.json"
+    path.write_text(json.dumps(data))
+    by_path = topoopt.load(path, allow_paths=[hosts_dir])
+    assert by_path == topoopt.load(source)
+    assert instance_hash(by_path) == instance_hash(topoopt.load(source))

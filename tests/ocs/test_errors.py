@@ -801,3 +801,11 @@ def test_defaults_of_optional_fields() -> None:
     assert inst.circuit_budget == (8, 8, 8)
     two = topoopt.load(edited(base(), setter("network", "ports_per_circuit", value=2)))
     assert two.circuit_budget == (4, 4, 4)
+
+
+def test_less_than_a_byte_of_traffic_is_refused(tmp_path) -> None:
+    """A traffic of 1e-300 bytes once made a candidate time underflow (fuzz)."""
+    data = worked().to_dict()
+    data["jobs"][0]["traffic_bytes"] = 1e-300
+    assert_load_names(data, "jobs[0].traffic_bytes", "must be 0 or at least 1 byte")
+    assert_cli_exits_2(tmp_path, data, "ocs/enumerate", "jobs[0].traffic_bytes", "at least 1 byte")

@@ -56,8 +56,16 @@ def define(limit: Limit) -> None:
 
 
 def defined() -> dict[str, Limit]:
-    """Every declared limit by name."""
+    """Every declared limit by name (the installed families' included)."""
+    _discover_families()
     return dict(sorted(_DEFINED.items()))
+
+
+def _discover_families() -> None:
+    """Register the installed families, which declares their limits."""
+    from topoopt.core import registry  # registry imports this module
+
+    registry.families()
 
 
 def _env(name: str) -> str:
@@ -69,6 +77,9 @@ def value(name: str) -> int:
     if name in _SET:
         return _SET[name]
     limit = _DEFINED.get(name)
+    if limit is None:
+        _discover_families()  # a family's limit may be set before the family is first used
+        limit = _DEFINED.get(name)
     if limit is None:
         raise InvalidOptionError(f"unknown limit {name!r}; known: {', '.join(sorted(_DEFINED))}")
     raw = os.environ.get(_env(name))

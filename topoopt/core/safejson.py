@@ -20,7 +20,9 @@ limit of :mod:`topoopt.core.limits`:
 
 :class:`FileAccess` reads the files an instance names (bandwidth tables, topology text):
 relative to the instance file's folder, never outside it (absolute paths and ``..`` escapes)
-unless the caller allows it, regular files only, size-capped, strict UTF-8.
+unless the caller allows it, regular files only, size-capped, strict UTF-8. A reference
+``data:NAME`` names a file of the data folders instead (:mod:`topoopt.core.datapath`:
+``TOPOOPT_DATA``, by default ``shared/data`` beside the checkout), wherever the instance is.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from topoopt.core import limits
+from topoopt.core import datapath, limits
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 
 _OPEN = frozenset(b"[{")
@@ -240,6 +242,10 @@ def check_json(value: Any, where: str = "<json>") -> None:
 class FileAccess:
     """Where the files an instance names may be read from.
 
+    A reference ``data:NAME`` is looked up in the data folders (:mod:`topoopt.core.datapath`)
+    whatever ``base_dir`` and ``allow`` say: the folders are the user's configuration, and the
+    name cannot leave them. Any other reference is a path, as below.
+
     Attributes
     ----------
     base_dir
@@ -276,12 +282,17 @@ class FileAccess:
         ------
         InvalidInstanceError
             At ``field``: not a non-empty string, a NUL byte, or a file outside the instance's
-            folder (absolute or ``..``) without permission — naming how to allow it.
+            folder (absolute or ``..``) without permission — naming how to allow it; a
+            malformed data name.
+        topoopt.core.datapath.DataNotFoundError
+            At ``field``: a data name that no data folder holds (naming the folders).
         """
         if not isinstance(reference, str) or not reference:
             raise _fail(field, f"must be a file name (a non-empty string), got {reference!r}")
         if "\x00" in reference:
             raise _fail(field, "a file name cannot contain a NUL byte")
+        if datapath.is_data_name(reference):
+            return datapath.resolve(reference, field)
         base = (self.base_dir or Path.cwd()).resolve()
         target = (base / reference).resolve()
         if self.allow is True or target.is_relative_to(base):

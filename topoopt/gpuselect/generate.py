@@ -13,8 +13,11 @@
 Intra-host bandwidth in the cluster suites is either the topology-derived model of the
 paper's Appendix E matrices (no data needed, the default) or, with ``data_dir``, the paper's
 simulator (:class:`~topoopt.gpuselect.models.BottleneckModel`) on the measured nccl-tests
-tables of that folder (``../shared/data/hosts``; read when the model is built, so instance
-files written from it hold the tables inline).
+tables of that folder — a path, or a data name such as :data:`MEASURED` (``data:hosts``, the
+tables looked up in the data folders, :mod:`topoopt.core.datapath`). The tables are read when
+the model is built, so ``to_dict`` of such an instance holds them inline; instance files that
+must not copy them (the committed ``protocol-measured-*`` suites) write the model's JSON object
+of :func:`measured_bandwidth`, which names them.
 
 Every generator checks its options first and raises
 :class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
@@ -34,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from topoopt.core.errors import InvalidOptionError
+from topoopt.core.safejson import FileAccess
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.instance import GpuSelectInstance
-from topoopt.gpuselect.loaders import read_intra_csv
 from topoopt.gpuselect.masks import format_mask
 from topoopt.gpuselect.models import (
     BottleneckModel,
@@ -61,6 +64,9 @@ DATA_FILES: dict[str, list[str]] = {
 }
 """File names of the measured tables in the data folder, per host type (two H100 hosts
 were measured; their tables are averaged entry by entry)."""
+MEASURED = "data:hosts"
+"""The measured tables' folder as a data name: ``hosts/`` of the data folders (by default
+``shared/data`` beside the checkout; ``TOPOOPT_DATA``)."""
 
 MAX_COUNT = 100_000
 """Most instances one generator call makes (``count``, ``len(ks) * scenarios``)."""
@@ -122,22 +128,40 @@ CLUSTERS: dict[str, Cluster] = {
 }
 
 
+def measured_bandwidth(
+    cluster: Cluster, data_dir: str = MEASURED, gpus_per_nic: int | None = None
+) -> dict[str, Any]:
+    """The JSON object of the cluster's measured bottleneck model, naming its tables
+    (:data:`DATA_FILES` in ``data_dir``) rather than holding them.
+
+    Examples
+    --------
+    >>> measured_bandwidth(CLUSTERS["het-va"])["intra"]["V100"]
+    ['data:hosts/V100_bandwidth_16MiB.csv']
+    """
+    base = data_dir.rstrip("/")
+    return {
+        "model": BottleneckModel.kind,
+        "intra": {t: [f"{base}/{f}" for f in DATA_FILES[t]] for t in sorted(set(cluster.types))},
+        "inter_gbps": cluster.inter_gbps,
+        "gpus_per_nic": gpus_per_nic,
+    }
+
+
 def cluster_model(
     cluster: Cluster, data_dir: str | None = None, gpus_per_nic: int | None = None
 ) -> StructuredModel:
     """The cluster's bandwidth model: topology-derived, or measured tables from ``data_dir``.
 
-    The tables of :data:`DATA_FILES` are read from ``data_dir`` (relative to the working
-    directory) when the model is built; several tables of one type are averaged entry by entry.
+    The tables of :data:`DATA_FILES` are read from ``data_dir`` (a folder relative to the
+    working directory, or a data name such as :data:`MEASURED`) when the model is built; several
+    tables of one type are averaged entry by entry.
     """
     if data_dir is None:
         return TopologyModel(inter_gbps=cluster.inter_gbps, gpus_per_nic=gpus_per_nic)
-    base = data_dir.rstrip("/")
-    intra = {
-        t: [read_intra_csv(f"{base}/{f}") for f in DATA_FILES[t]]
-        for t in sorted(set(cluster.types))
-    }
-    return BottleneckModel(intra=intra, inter_gbps=cluster.inter_gbps, gpus_per_nic=gpus_per_nic)
+    return BottleneckModel.from_dict(
+        measured_bandwidth(cluster, data_dir, gpus_per_nic), files=FileAccess(allow=True)
+    )
 
 
 def draw_availability(rng: np.random.Generator, gpus: int, k: int) -> np.ndarray:

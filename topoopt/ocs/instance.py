@@ -252,11 +252,12 @@ class Job:
             raise InvalidInstanceError(
                 "units", f"units x unit_gpus = {self.total_gpus} GPUs, more than {MAX_GPUS}"
             )
-        put(
-            self,
-            "traffic_bytes",
-            v.as_float(traffic_bytes, "traffic_bytes", minimum=0, maximum=MAX_BYTES),
-        )
+        traffic = v.as_float(traffic_bytes, "traffic_bytes", minimum=0, maximum=MAX_BYTES)
+        if 0 < traffic < 1:
+            raise InvalidInstanceError(
+                "traffic_bytes", f"must be 0 or at least 1 byte, got {traffic:g}"
+            )
+        put(self, "traffic_bytes", traffic)
         if (t_train_s is None) == (compute is None):
             raise InvalidInstanceError(
                 "t_train_s", "give exactly one of t_train_s and compute (the inputs of eq. 7)"
