@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free, option_count, options
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.phases import network_comm
 from topoopt.ocs.traffic import Demand
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MAX_RING_OPTIONS = 60
 """Most rings of one job the best response tries one by one (six pods have 60)."""
@@ -43,6 +45,8 @@ def algorithm3_ring(pods: Sequence[int], existing: Iterable[tuple[int, int]]) ->
     >>> algorithm3_ring([0, 1, 2, 3], [(0, 1), (1, 2), (0, 2), (2, 3)])
     (0, 1, 2, 3)
     """
+    import networkx as nx  # imported here: loading any instance imports this module
+
     graph = nx.Graph()
     graph.add_nodes_from(pods)
     members = set(pods)
@@ -72,11 +76,15 @@ def _walk_path(path: nx.Graph, pods: Sequence[int]) -> list[int]:
     """The nodes of a path graph from one end (the end listed first in ``pods``)."""
     if path.number_of_nodes() == 1:
         return list(path.nodes)
+    import networkx as nx
+
     ends = sorted((n for n in path.nodes if path.degree(n) == 1), key=pods.index)
     return list(nx.dfs_preorder_nodes(path, ends[0]))
 
 
 def _walk_cycle(cycle: nx.Graph, pods: Sequence[int]) -> list[int]:
+    import networkx as nx
+
     start = min(cycle.nodes, key=pods.index)
     return list(nx.dfs_preorder_nodes(cycle, start))
 
