@@ -29,6 +29,7 @@ otherwise a heuristic attempt without a bound. ``docs/mip.md`` shows how to writ
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -145,9 +146,18 @@ class MipSolver(Solver):
         """The formulation module (imported on first use)."""
         return load_formulation(cls.formulation)
 
+    start_share: ClassVar[float] = 0.2
+    """Share of the call's remaining time a start may spend (:meth:`start_within`)."""
+
     def start(self, instance: Any, **opts: Any) -> Any | None:
         """A solution to warm start the model built with ``opts`` from, or ``None`` (default)."""
         return None
+
+    def start_within(self, instance: Any, time_limit: float | None, **opts: Any) -> Any | None:
+        """:meth:`start` within ``time_limit`` seconds (``None``: the call has no limit);
+        :meth:`run` gives it :attr:`start_share` of the time left. The default ignores the
+        limit; a solver whose start runs a heuristic overrides this to bound it."""
+        return self.start(instance, **opts)
 
     def run(
         self, instance: Any, ctx: SolveContext, *, rel_gap: float | None = None, **opts: Any
@@ -172,7 +182,9 @@ class MipSolver(Solver):
         formulation = self.load()
         t0 = time.perf_counter()
         model = formulation.build(instance, **opts)
-        start = self.start(instance, **opts)
+        left = ctx.time_left()
+        share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
+        start = self.start_within(instance, share, **opts)
         if start is not None:
             formulation.warm_start(model, start)
         build_s = time.perf_counter() - t0

@@ -1,6 +1,6 @@
 """``ocs/tdm-ilp``: the MILP of :mod:`topoopt.ocs.formulations.tdm_mip`, warm started from
-``ocs/hill-climb`` (which gets at most :data:`START_SHARE` of the time limit and
-:data:`START_MAX_S` seconds).
+``ocs/hill-climb`` (which gets at most a fifth of the time left, ``MipSolver.start_share``,
+and :data:`START_MAX_S` seconds).
 
 The model decides the grouping, the free PS servers, the free rings and the circuits of every
 phase at once; the result carries the backend's bound. ``symmetry`` (default ``True``) puts the
@@ -9,21 +9,17 @@ first job in group 1 (the round is symmetric in the two groups).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
-from topoopt.core.status import TerminationReason
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.solution import Schedule
 
 MAX_BINARIES = 200_000
 """Most circuit-count binaries (``z``) the MILP agrees to build."""
-START_SHARE = 0.2
-"""Share of the time limit the hill-climb start may take (the MILP gets the rest)."""
 START_MAX_S = 10.0
 """Most seconds the hill-climb start may take (also without a time limit): at 64 pods and 96
 jobs the climb alone takes minutes while the MILP proves the optimum in under 30 s."""
@@ -73,30 +69,20 @@ class TdmIlpSolver(MipSolver):
         return None
 
     def start(self, instance: OcsInstance, **opts: Any) -> Schedule | None:
-        """``ocs/hill-climb``'s schedule (``None`` when it finds none); ``time_limit`` in
-        ``opts`` bounds it."""
+        """``ocs/hill-climb``'s schedule within :data:`START_MAX_S` (``None`` when it finds
+        none)."""
+        return self.start_within(instance, None, **opts)
+
+    def start_within(
+        self, instance: OcsInstance, time_limit: float | None, **opts: Any
+    ) -> Schedule | None:
+        """:meth:`start` within ``time_limit`` too (a fifth of the call's remaining time)."""
         from topoopt.ocs.solvers.hill_climb import HillClimbSolver
 
-        return HillClimbSolver().solve(instance, time_limit=opts.get("time_limit")).solution
+        limit = START_MAX_S if time_limit is None else min(START_MAX_S, time_limit)
+        return HillClimbSolver().solve(instance, time_limit=limit).solution
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
         if not isinstance(symmetry, bool):
             raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
-        formulation = self.load()
-        t0 = time.perf_counter()
-        left = ctx.time_left()
-        start = self.start(instance, time_limit=max(min(left * START_SHARE, START_MAX_S), 1e-3))
-        model = formulation.build(instance, symmetry=symmetry)
-        if start is not None:
-            formulation.warm_start(model, start)
-        build_s = time.perf_counter() - t0
-        if ctx.expired():
-            return Attempt(
-                start,
-                TerminationReason.TIME_LIMIT,
-                build_s=build_s,
-                message=f"no time left to solve after the start and the build ({build_s:.1f} s)",
-            )
-        outcome = ctx.solve_model(model, warmstart=start is not None)
-        solution = formulation.extract(model, instance) if outcome.has_solution else start
-        return ctx.exact_attempt(outcome, solution, build_s)
+        return self.attempt(ctx, self.run(instance, ctx, symmetry=symmetry))

@@ -15,7 +15,8 @@ from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment
 
 START_TIME_S = 10.0
-"""Time limit of the greedy low-cut run that warm starts the MIP."""
+"""Time limit of the greedy low-cut run that warm starts the MIP (and at most a fifth of the
+call's remaining time, ``MipSolver.start_share``)."""
 
 
 @register_solver
@@ -31,10 +32,17 @@ class PartitionMipSolver(MipSolver):
     def start(self, instance: PartitionInstance, **opts: object) -> Assignment | None:
         """``partition/greedy-lowcut``'s assignment (at most :data:`START_TIME_S`), or ``None``
         when it finds none or refuses the instance."""
+        return self.start_within(instance, None, **opts)
+
+    def start_within(
+        self, instance: PartitionInstance, time_limit: float | None, **opts: object
+    ) -> Assignment | None:
+        """:meth:`start` within ``time_limit`` too (a fifth of the call's remaining time)."""
         greedy = get_solver("partition/greedy-lowcut")
         if greedy.unsupported_reason(instance) is not None:
             return None
-        return greedy.solve(instance, time_limit=START_TIME_S).solution
+        limit = START_TIME_S if time_limit is None else min(START_TIME_S, time_limit)
+        return greedy.solve(instance, time_limit=limit).solution
 
     def _solve(
         self, instance: PartitionInstance, ctx: SolveContext, *, symmetry: bool = True
