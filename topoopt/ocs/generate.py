@@ -143,18 +143,7 @@ def random_instance(
     for job in made:
         t_train = round(reference / float(rng.uniform(low, high)), 6) or 1e-6
         t_agg = round(t_train * float(rng.uniform(0.02, 0.1)), 6) if job.type == "PS" else None
-        timed.append(
-            Job(
-                job.name,
-                job.type,
-                job.gpus,
-                job.traffic_bytes,
-                t_train,
-                t_agg_s=t_agg,
-                server_pod=job.server_pod,
-                ring=job.ring,
-            )
-        )
+        timed.append(job.with_times(t_train, t_agg))
     labels = {"mix": mix, "pods": str(pods), "jobs": str(len(made)), "reconfig_s": f"{delay:g}"}
     return OcsInstance(name, network, timed, port_gbps, delay, labels=labels)
 
@@ -257,16 +246,7 @@ def sweep(seed: int = 0, pods: int = 8, jobs: int = 8) -> list[OcsInstance]:
         factor = float(comm / (ratio * train))  # mean alone comm / mean train = ratio
         for delay in SWEEP_RECONFIG_S:
             scaled = [
-                Job(
-                    s.name,
-                    s.type,
-                    s.gpus,
-                    s.traffic_bytes,
-                    round(s.t_train_s * factor, 6) or 1e-6,
-                    t_agg_s=round(s.t_agg_s * factor, 6) if s.type == "PS" else None,
-                    server_pod=s.server_pod,
-                    ring=s.ring,
-                )
+                s.with_times(round(s.t_train_s * factor, 6) or 1e-6, round(s.t_agg_s * factor, 6))
                 for s in base.jobs
             ]
             out.append(

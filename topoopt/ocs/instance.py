@@ -370,6 +370,20 @@ class Job:
             t_agg_s=self.t_agg_s if self.type == "PS" else None,
         )
 
+    def with_times(self, t_train_s: float, t_agg_s: float | None = None) -> Job:
+        """This placed job with training time ``t_train_s`` (instead of its own or of eq. 7)
+        and, for PS, aggregation time ``t_agg_s``; its other fields kept."""
+        return Job(
+            self.name,
+            self.type,
+            self.gpus,
+            self.traffic_bytes,
+            t_train_s,
+            t_agg_s=t_agg_s if self.type == "PS" else None,
+            server_pod=self.server_pod,
+            ring=self.ring,
+        )
+
     @property
     def pods(self) -> tuple[str, ...]:
         """The pods the job spans, in the order of :attr:`gpus`."""

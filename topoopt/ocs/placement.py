@@ -145,10 +145,8 @@ def _next_pod(
     spec = instance.jobs[job]
     if first and server is not None and not gpus:
         return server
-    trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
     own = _partial(instance, job, gpus, server)
-    if own is not None:
-        trial.add(own)
+    trial = load if own is None else load.plus(own)
     scores = _scores(instance, trial)
     ranked = sorted(
         (p for p in range(instance.n_pods) if free[p] > 0), key=lambda p: (scores[p], p)

@@ -127,8 +127,7 @@ def _best_option(
     if incumbent is not None and incumbent in options:
         options = [incumbent, *(o for o in options if o != incumbent)]
     for option in options:
-        trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
-        trial.add(demand(instance, job, option))
+        trial = load.plus(demand(instance, job, option))
         value = comm_or_inf(instance, trial)
         if best is None or value < best[0]:
             best = (value, option)

@@ -131,6 +131,17 @@ def schedule(
         if comm is None:
             return None
         per_group[g] = matrix(instance.n_pods, comm.circuits)
+    return named(instance, groups, choices, per_group)
+
+
+def named(
+    instance: OcsInstance,
+    groups: Sequence[int],
+    choices: Mapping[int, Choice],
+    circuits: Mapping[int, Matrix],
+) -> Schedule:
+    """The schedule of ``groups``, ``choices`` (pod numbers) and each group's circuit matrix
+    ``circuits[g]`` (phases 1 and 3: group 2's; 2 and 4: group 1's), with names."""
     servers, rings = {}, {}
     for j, spec in enumerate(instance.jobs):
         choice = choices.get(j)
@@ -142,7 +153,7 @@ def schedule(
         groups=tuple(int(g) for g in groups),
         servers=servers,
         rings=rings,
-        circuits=tuple(per_group[g] for g in COMMUNICATING),
+        circuits=tuple(circuits[g] for g in COMMUNICATING),
     )
 
 
@@ -568,6 +579,7 @@ __all__ = [
     "job_choice",
     "matrix",
     "metrics",
+    "named",
     "no_tdm_baseline",
     "no_tdm_round",
     "pairs_of",

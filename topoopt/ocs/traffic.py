@@ -62,6 +62,12 @@ class Demand:
         for i, amount in enumerate(other.received):
             self.received[i] += amount
 
+    def plus(self, other: Demand) -> Demand:
+        """A new demand: these bytes and ``other``'s (neither is changed)."""
+        out = Demand(dict(self.pairs), list(self.sent), list(self.received))
+        out.add(other)
+        return out
+
     def tor_bytes(self) -> list[float]:
         """The busier direction of each pod's ToR links: ``max(sent, received)``."""
         return [max(s, r) for s, r in zip(self.sent, self.received, strict=True)]

@@ -82,7 +82,7 @@ import pyomo.environ as pyo
 
 from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free
 from topoopt.ocs.instance import OcsInstance
-from topoopt.ocs.solution import COMMUNICATING, Schedule, matrix
+from topoopt.ocs.solution import COMMUNICATING, Schedule, matrix, named
 from topoopt.ocs.traffic import pair
 
 GROUPS = (1, 2)
@@ -378,19 +378,7 @@ def extract(model: pyo.ConcreteModel, instance: OcsInstance) -> Schedule:
             if count:
                 circuits[a, b] = count
         per_group[g] = matrix(instance.n_pods, circuits)
-    servers, rings = {}, {}
-    for j, spec in enumerate(instance.jobs):
-        choice = choices[j]
-        if spec.type == "PS" and isinstance(choice, int):
-            servers[spec.name] = instance.pods[choice].name
-        elif spec.type == "RAR" and isinstance(choice, tuple):
-            rings[spec.name] = tuple(instance.pods[p].name for p in choice)
-    return Schedule(
-        groups=tuple(groups),
-        servers=servers,
-        rings=rings,
-        circuits=tuple(per_group[g] for g in COMMUNICATING),
-    )
+    return named(instance, groups, choices, per_group)
 
 
 def warm_start(model: pyo.ConcreteModel, solution: Schedule) -> None:

@@ -41,8 +41,7 @@ def algorithm2_choice(instance: OcsInstance, job: int, load: Demand) -> Choice:
             oxc[b] += amount
         by_load = sorted(instance.job_pods(job), key=lambda p: oxc[p])
         for server in by_load:  # the least loaded pod whose circuits can serve the job
-            trial = Demand(dict(load.pairs), list(load.sent), list(load.received))
-            trial.add(demand(instance, job, server))
+            trial = load.plus(demand(instance, job, server))
             if math.isfinite(comm_or_inf(instance, trial)):
                 return server
         return by_load[0]
@@ -78,8 +77,7 @@ class OxcGreedySolver(Solver):
             best: tuple[float, int, Choice, Demand] | None = None
             for g in (1, 2):
                 choice = algorithm2_choice(instance, j, loads[g])
-                trial = Demand(dict(loads[g].pairs), list(loads[g].sent), list(loads[g].received))
-                trial.add(demand(instance, j, choice))
+                trial = loads[g].plus(demand(instance, j, choice))
                 comm = {h: comm_or_inf(instance, trial if h == g else loads[h]) for h in (1, 2)}
                 placed = [x if i != j else g for i, x in enumerate(groups)]
                 value = (
