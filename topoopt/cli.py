@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib
 import json
 import os
 import re
@@ -34,19 +35,20 @@ import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 import topoopt
-from topoopt.bench.cli import bench, instances, report
 from topoopt.core.errors import TopooptError
 from topoopt.core.registry import get_family
 from topoopt.core.safejson import parse_json
 from topoopt.core.text import plain_text, printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +75,8 @@ def printable_lines(text: str) -> str:
 
 def _cell(value: object) -> Text:
     """A table cell from input text: escaped, shortened, never parsed as rich markup."""
+    from rich.text import Text
+
     return Text(printable(value, limit=MAX_CELL_CHARS))
 
 
@@ -127,6 +131,25 @@ class TopooptGroup(click.Group):
     bad value, missing argument) as one ``error:`` line with exit 2 instead of click's
     multi-line usage block. ``sys.exit`` from a command passes through unchanged.
     """
+
+    lazy_commands: dict[str, str] = {
+        "instances": "topoopt.bench.cli:instances",
+        "bench": "topoopt.bench.cli:bench",
+        "report": "topoopt.bench.cli:report",
+    }
+    """Sub-commands imported when first used (``"module:attribute"``), so that
+    ``topoopt solve`` never imports the benchmark stack."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands, the lazily imported ones included."""
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, importing it on first use when it is a lazy one."""
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            module, _, attr = self.lazy_commands[cmd_name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command line; map exceptions to exit statuses (see the class)."""
@@ -333,6 +356,9 @@ def _fmt(x: float | None) -> str:
 
 
 def _print_result(instance: topoopt.Instance, result: topoopt.Result, *, verbose: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     title = _cell(f"{result.solver} on {result.instance}")
     table = Table(title=title, show_header=False)
@@ -373,6 +399,8 @@ def solvers(target: str | None, as_json: bool) -> None:
     else:
         names = _solver_target(target)
         infos = [info for info in topoopt.solvers_for() if info.name in names]
+    from rich.console import Console
+
     if as_json:
         click.echo(json.dumps([info.__dict__ for info in infos], default=str))
         return
@@ -417,6 +445,8 @@ def _options_text(info: topoopt.SolverInfo) -> str:
 
 def _solver_table(infos: list[topoopt.SolverInfo]) -> Table:
     """The wide layout: one row per solver, the description wrapping in its column."""
+    from rich.table import Table
+
     table = Table(title="topoopt solvers")
     table.add_column("name", no_wrap=True)
     for column in ("exact", "bound", "stochastic"):
@@ -451,6 +481,8 @@ def print_block(console: Console, head: str, paragraphs: list[str], detail: str 
     """One entry of a narrow listing (``topoopt solvers``, ``topoopt instances list``): the
     ``head`` in bold and ``detail`` on one line, then each paragraph indented, wrapped to the
     console's width (text made :func:`printable` by the caller)."""
+    from rich.text import Text
+
     width = max(console.width, 40)
     first = Text(head, style="bold")
     if detail:
@@ -486,10 +518,6 @@ def _is_file(target: str) -> bool:
     except (OSError, ValueError):
         return False
 
-
-main.add_command(instances)
-main.add_command(bench)
-main.add_command(report)
 
 if __name__ == "__main__":
     main()

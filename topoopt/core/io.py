@@ -18,7 +18,7 @@ from typing import Any
 
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.core.family import FORMAT_VERSION, Instance
-from topoopt.core.registry import families, get_family
+from topoopt.core.registry import family_names, get_family
 from topoopt.core.safejson import FileAccess, check_json, read_json_file
 from topoopt.core.schema import validate
 
@@ -62,7 +62,7 @@ def instance_from_dict(
     data: Mapping[str, Any], *, files: FileAccess | None = None
 ) -> Instance[Any]:
     """Validate the envelope and the family's schema, then build the family's instance."""
-    known = families()
+    known = family_names()
     if "family" not in data:
         raise InvalidInstanceError("family", f"missing required field; one of {', '.join(known)}")
     name = data["family"]

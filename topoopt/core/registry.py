@@ -4,7 +4,9 @@ A family is a plug-in: an installed package declares it in the entry-point group
 :data:`ENTRY_POINT_GROUP` (``topoopt.families``) as ``name = "package.module:FAMILY"``, the
 :class:`~topoopt.core.family.Family` object. topoopt's own families are declared the same way
 in its ``pyproject.toml``. Entry points are read the first time a registry is read, so
-``import topoopt`` stays cheap and ``topoopt.solve(...)`` works right after it.
+``import topoopt`` stays cheap and ``topoopt.solve(...)`` works right after it, and a family's
+package is imported only when it is first needed: loading a partition instance and solving it
+with ``partition/mip`` imports the partition family alone; listing every solver imports all.
 
 Code that is not an installed package (a test, a notebook, a scheduler's own module) registers
 with :func:`register_family` and the :func:`register_solver` class decorator, both re-exported
@@ -26,6 +28,8 @@ from topoopt.core.family import Family
 from topoopt.core.solver import Solver
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from topoopt.core.family import Instance
 
 ALL_SOLVERS = "all"
@@ -37,41 +41,68 @@ ENTRY_POINT_GROUP = "topoopt.families"
 
 _FAMILIES: dict[str, Family[Any, Any]] = {}
 _SOLVERS: dict[str, type[Solver]] = {}
-_discovered = False
+_DECLARED: dict[str, EntryPoint] | None = None
+"""The entry points of :data:`ENTRY_POINT_GROUP` by family name (read once, none loaded)."""
+_TRIED: set[str] = set()
+"""Declared families whose entry point was loaded (or failed to load) already."""
 
 S = TypeVar("S", bound=type[Solver])
 F = TypeVar("F", bound=Family[Any, Any])
 
 
-def _discover() -> None:
-    """Register every family declared in :data:`ENTRY_POINT_GROUP` (once per process).
+def _declared() -> dict[str, EntryPoint]:
+    """The families installed packages declare, by name, without importing any of them."""
+    global _DECLARED
+    if _DECLARED is None:
+        from importlib.metadata import entry_points
 
-    A plug-in that fails to load is reported with a warning and left out, so one broken
-    package cannot make topoopt unusable.
+        _DECLARED = {}
+        for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+            _DECLARED.setdefault(point.name, point)
+    return _DECLARED
+
+
+def _load(name: str) -> None:
+    """Register the declared family ``name`` if it is not registered yet (at most one try).
+
+    Only that family's package is imported, so that reading a partition instance never
+    imports the placement family. A plug-in that fails to load is reported with a warning
+    and left out, so one broken package cannot make topoopt unusable.
     """
-    global _discovered
-    if _discovered:
+    if name in _FAMILIES or name in _TRIED:
         return
-    _discovered = True
-    from importlib.metadata import entry_points
+    point = _declared().get(name)
+    if point is None:
+        return
+    _TRIED.add(name)
+    try:
+        family = point.load()
+        if not isinstance(family, Family):
+            raise TypeError(f"{point.value} is a {type(family).__name__}, not a Family")
+        if family.name != point.name:
+            raise TypeError(f"{point.value} is the family {family.name!r}")
+        register_family(family)
+    except Exception as exc:
+        warnings.warn(
+            f"topoopt: the family plug-in {point.name!r} ({point.value}) failed to load "
+            f"and is left out: {type(exc).__name__}: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        if point.name in _FAMILIES:
-            continue
-        try:
-            family = point.load()
-            if not isinstance(family, Family):
-                raise TypeError(f"{point.value} is a {type(family).__name__}, not a Family")
-            if family.name != point.name:
-                raise TypeError(f"{point.value} is the family {family.name!r}")
-            register_family(family)
-        except Exception as exc:
-            warnings.warn(
-                f"topoopt: the family plug-in {point.name!r} ({point.value}) failed to load "
-                f"and is left out: {type(exc).__name__}: {exc}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+
+def _discover() -> None:
+    """Register every family declared in :data:`ENTRY_POINT_GROUP` (see :func:`_load`)."""
+    for name in _declared():
+        _load(name)
+
+
+def family_names() -> list[str]:
+    """Names of the registered and the declared families, sorted, without importing any.
+
+    A declared plug-in that fails to load is named here but not by :func:`families`.
+    """
+    return sorted({*_FAMILIES, *(n for n in _declared() if n not in _TRIED)})
 
 
 def import_plugins(modules: Iterable[str]) -> None:
@@ -131,17 +162,19 @@ def register_solver(cls: S) -> S:
 
 
 def get_family(name: str) -> Family[Any, Any]:
-    """The registered family called ``name``."""
-    _discover()
+    """The registered family called ``name`` (only its package is imported)."""
+    _load(name)
     try:
         return _FAMILIES[name]
     except KeyError:
+        _discover()
         known = ", ".join(sorted(_FAMILIES)) or "none (is topoopt installed?)"
         raise UnknownFamilyError(f"unknown family {name!r}; known families: {known}") from None
 
 
 def families() -> list[str]:
-    """Names of all registered families, sorted."""
+    """Names of all registered families, sorted (every declared family is loaded; see
+    :func:`family_names` for the names alone)."""
     _discover()
     return sorted(_FAMILIES)
 
@@ -193,6 +226,7 @@ def suggest_solvers(name: str, scope: Sequence[str] = ()) -> list[str]:
 
 def _unknown(name: str, families: Sequence[str] | None) -> UnknownSolverError:
     """The one-line error for ``name`` meaning no solver of ``families`` (``None``: any)."""
+    _discover()  # a solver of a family not loaded yet is named as such
     prefix = name.partition("/")[0] if "/" in name else None
     if families is not None:
         scope = [n for family in families for n in solver_names(family)]
@@ -254,7 +288,11 @@ def matching_solvers(name: str, families: Sequence[str] | None = None) -> list[s
     ...
     topoopt.core.errors.UnknownSolverError: unknown solver 'exact-mpi' for placement instances; did you mean placement/exact-mip?
     """  # noqa: E501
-    _discover()
+    if families is None:
+        _discover()
+    else:
+        for family in families:
+            _load(family)
     scope = sorted(_FAMILIES) if families is None else families
     if "/" in name:
         found = [name] if name in _SOLVERS and _SOLVERS[name].family in scope else []
@@ -286,6 +324,7 @@ def resolve_solver(name: str, family: str | None = None) -> str:
     ...
     topoopt.core.errors.UnknownSolverError: solver 'mip' is ambiguous: clusterselect/mip, ...
     """
+    _load(family if family is not None else name.partition("/")[0])
     if name in _SOLVERS and family in (None, _SOLVERS[name].family):  # the common case
         return name
     found = matching_solvers(name, None if family is None else [family])
@@ -322,8 +361,9 @@ def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> l
 
 def solver_names(family: str | None = None) -> list[str]:
     """Registered solver names (of one family, if given), sorted."""
-    _discover()
-    if family is not None:
+    if family is None:
+        _discover()
+    else:
         get_family(family)
     return sorted(n for n, cls in _SOLVERS.items() if family is None or cls.family == family)
 

@@ -184,9 +184,7 @@ class ClusterGraph:
                 f"{path}[{i}].latency_ms", "missing: give latency_ms on every link or on none"
             )
         if self.clusters:
-            import networkx as nx
-
-            reach = nx.node_connected_component(self._networkx, self.clusters[0])
+            reach = self._reachable(self.clusters[0])
             if len(reach) < len(self.clusters):
                 cut = [c for c in self.clusters if c not in reach]
                 shown = ", ".join(repr(c) for c in cut[:5]) + (" ..." if len(cut) > 5 else "")
@@ -195,6 +193,22 @@ class ClusterGraph:
                     f"the cluster graph is not connected: {len(cut)} cluster(s) ({shown}) "
                     f"cannot reach {self.clusters[0]!r}",
                 )
+
+    def _reachable(self, source: str) -> set[str]:
+        """The clusters ``source`` reaches over the links (a plain search: validating an
+        instance does not import networkx)."""
+        neighbours: dict[str, list[str]] = {name: [] for name in self.clusters}
+        for link in self.links:
+            neighbours[link.a].append(link.b)
+            neighbours[link.b].append(link.a)
+        reach = {source}
+        stack = [source]
+        while stack:
+            for other in neighbours[stack.pop()]:
+                if other not in reach:
+                    reach.add(other)
+                    stack.append(other)
+        return reach
 
     # ----------------------------------------------------------------------------- structure
     @cached_property
