@@ -42,6 +42,13 @@ MAX_HOST_COMBINATIONS = 2000
 """Default bound on the host combinations EHA tries (see :func:`eha`)."""
 MAX_SPLITS = 64
 """Balanced distributions tried per host combination (ways to place the remainder)."""
+MAX_DELTA = 4
+"""Largest transfer of EHA's split variants (the reference code moves 1 to 4 GPUs)."""
+MAX_VARIANTS = 256
+"""Split variants (beyond the balanced splits) tried per host combination."""
+SPLIT_SETS = ("variants", "balanced")
+"""EHA's candidate sets: ``"variants"`` (default, the reference code's) or ``"balanced"``
+(the balanced splits only, as the paper's text describes Alg. 1 line 10)."""
 
 
 def balanced_splits(caps: Sequence[int], k: int, limit: int = MAX_SPLITS) -> Iterator[list[int]]:
@@ -73,6 +80,142 @@ def balanced_splits(caps: Sequence[int], k: int, limit: int = MAX_SPLITS) -> Ite
         yield split
 
 
+def even_splits(caps: Sequence[int], k: int, limit: int = MAX_SPLITS) -> Iterator[list[int]]:
+    """The even split of ``k`` over ``len(caps)`` hosts regardless of their idle GPUs —
+    ``k // m`` each and one more on ``k % m`` of them — in every arrangement that fits
+    ``caps`` (at most ``limit``, lexicographic). The reference code's base allocation and its
+    permutations; it differs from :func:`balanced_splits` only when a cap binds.
+
+    Examples
+    --------
+    >>> list(even_splits([8, 6, 8], 20)), list(even_splits([8, 5, 8], 20))
+    ([[7, 6, 7]], [])
+    """
+    m = len(caps)
+    if m == 0:
+        return
+    q, r = divmod(k, m)
+    if min(caps) < q:
+        return
+    room = [h for h, c in enumerate(caps) if c > q]
+    if len(room) < r:
+        return
+    for chosen in itertools.islice(itertools.combinations(room, r), limit):
+        split = [q] * m
+        for h in chosen:
+            split[h] += 1
+        yield split
+
+
+def residual_split(caps: Sequence[int], k: int) -> list[int]:
+    """The reference code's "remaining-resource balance": each of the ``k`` GPUs in turn goes
+    to the host with the most idle GPUs left (the first on ties), so the GPUs left idle end
+    as even as possible. Computed in closed form: the idle GPUs left on host ``h`` are
+    ``min(cap_h, L)`` for the lowest level ``L`` keeping ``sum(caps) - k`` of them, minus one
+    on the first hosts at that level.
+
+    Examples
+    --------
+    >>> residual_split([8, 6, 8, 8], 27), residual_split([8, 3], 8)
+    ([8, 5, 7, 7], [7, 1])
+    """
+    left = sum(caps) - k
+    if left < 0:
+        raise ValueError("k exceeds the idle GPUs")
+    level = 0
+    while sum(min(c, level) for c in caps) < left:
+        level += 1
+    extra = sum(min(c, level) for c in caps) - left
+    keep = [min(c, level) for c in caps]
+    for h, c in enumerate(caps):
+        if extra and c >= level:
+            keep[h] -= 1
+            extra -= 1
+    return [c - r for c, r in zip(caps, keep, strict=True)]
+
+
+def packed_split(caps: Sequence[int], k: int) -> list[int]:
+    """Hosts filled whole in decreasing order of idle GPUs (the first on ties), the last one
+    with what is left (the reference code's greedy seed).
+
+    Examples
+    --------
+    >>> packed_split([6, 8, 8], 20)
+    [4, 8, 8]
+    """
+    split = [0] * len(caps)
+    left = k
+    for h in sorted(range(len(caps)), key=lambda h: (-caps[h], h)):
+        split[h] = min(caps[h], left)
+        left -= split[h]
+    return split
+
+
+def transfers(split: Sequence[int], caps: Sequence[int], delta: int) -> Iterator[list[int]]:
+    """``split`` with ``delta`` GPUs moved from one host to another, for every ordered pair
+    of hosts (giver outer, lowest first), when the result stays within ``0..caps``.
+
+    Examples
+    --------
+    >>> list(transfers([2, 2], [3, 8], 1))
+    [[1, 3], [3, 1]]
+    """
+    m = len(split)
+    for j in range(m):
+        if split[j] < delta:
+            continue
+        for i in range(m):
+            if i != j and split[i] + delta <= caps[i]:
+                out = list(split)
+                out[i] += delta
+                out[j] -= delta
+                yield out
+
+
+def eha_splits(
+    caps: Sequence[int],
+    k: int,
+    splits: str = "variants",
+    limit: int = MAX_SPLITS,
+    max_variants: int = MAX_VARIANTS,
+) -> list[tuple[int, ...]]:
+    """EHA's distributions of ``k`` GPUs over one combination of hosts with ``caps`` idle
+    GPUs, distinct, in the order tried.
+
+    1. :func:`balanced_splits` — Alg. 1 line 10 as the paper states it (§4.3.2, "distributing
+       the k GPUs evenly across combinations of m hosts");
+    2. with ``splits="variants"`` (the candidate set of BandPilot's public code,
+       ``algorithms/eha.py``), at most ``max_variants`` more: the :func:`even_splits`, the
+       :func:`residual_split`, the :func:`packed_split`, then :func:`transfers` of 1, 2, 3
+       and 4 GPUs (:data:`MAX_DELTA`) applied to every balanced and even split, smaller
+       transfers first.
+
+    Every split is feasible: non-negative, within ``caps``, summing to ``k``.
+
+    Examples
+    --------
+    >>> eha_splits([8, 8], 10, "balanced")
+    [(5, 5)]
+    >>> eha_splits([8, 8], 10)
+    [(5, 5), (8, 2), (4, 6), (6, 4), (3, 7), (7, 3), (2, 8)]
+    """
+    base = [tuple(s) for s in balanced_splits(caps, k, limit)]
+    out = dict.fromkeys(base)
+    if splits == "balanced" or not base:
+        return list(out)
+    budget = len(out) + max_variants
+    evens = [tuple(s) for s in even_splits(caps, k, limit)]
+    for split in [*evens, tuple(residual_split(caps, k)), tuple(packed_split(caps, k))]:
+        out.setdefault(split)
+    for delta in range(1, MAX_DELTA + 1):
+        for start in dict.fromkeys([*base, *evens]):
+            for moved in transfers(start, caps, delta):
+                out.setdefault(tuple(moved))
+                if len(out) >= budget:
+                    return list(out)[:budget]
+    return list(out)[:budget]
+
+
 def min_hosts(avail: Sequence[int], k: int) -> int:
     """The fewest hosts whose idle GPUs add up to ``k`` (Alg. 1 line 9)."""
     total = 0
@@ -99,17 +242,39 @@ def combined_hosts(n_hosts: int, m: int, max_combinations: int) -> int:
     return low
 
 
-def _distributions(
-    avail: Sequence[int], pool: Sequence[int], m: int, k: int
-) -> Iterator[tuple[tuple[int, ...], list[int]]]:
-    """EHA's candidates as ``(hosts, counts)``: every combination of ``m`` hosts of ``pool``
-    and each of its :func:`balanced_splits`, in that order."""
-    for combo in itertools.combinations(pool, m):
-        for split in balanced_splits([avail[h] for h in combo], k):
-            yield combo, split
+class _Splits:
+    """:func:`eha_splits` as arrays, computed once per tuple of caps."""
+
+    def __init__(self, k: int, splits: str) -> None:
+        self.k = k
+        self.splits = splits
+        self._cache: dict[tuple[int, ...], np.ndarray] = {}
+
+    def __call__(self, caps: tuple[int, ...]) -> np.ndarray:
+        if caps not in self._cache:
+            rows = eha_splits(caps, self.k, self.splits)
+            self._cache[caps] = np.array(rows, dtype=np.int64).reshape(len(rows), len(caps))
+        return self._cache[caps]
 
 
-def _eha(instance: GpuSelectInstance, max_combinations: int, ctx: SolveContext | None) -> Search:
+def _combinations(
+    avail: Sequence[int], pool: Sequence[int], m: int, splits: str
+) -> Iterator[tuple[int, ...]]:
+    """The host combinations EHA tries: every ``m`` hosts of ``pool``, then (variants only)
+    the ``m + 1`` hosts of ``pool`` with the most idle GPUs (the reference code's
+    ``k_min + 1`` probe)."""
+    yield from itertools.combinations(pool, m)
+    if splits == "variants" and len(pool) > m:
+        top = sorted(pool, key=lambda h: (-avail[h], h))[: m + 1]
+        yield tuple(sorted(top))
+
+
+def _eha(
+    instance: GpuSelectInstance,
+    max_combinations: int,
+    ctx: SolveContext | None,
+    splits: str = "variants",
+) -> Search:
     """:func:`eha` as a finished :class:`~topoopt.gpuselect.solvers.common.Search`."""
     single = best_single_host(instance, ctx)
     if single is not None:
@@ -120,29 +285,54 @@ def _eha(instance: GpuSelectInstance, max_combinations: int, ctx: SolveContext |
     pool = sorted((h for h in range(len(avail)) if avail[h]), key=lambda h: (-avail[h], h))
     pool = sorted(pool[: combined_hosts(len(pool), m, max_combinations)])
     best = BestByCount(instance)
+    table = np.full((instance.n_hosts, MAX_GPUS_PER_HOST + 1), -1, dtype=np.int64)
+    split_rows = _Splits(k, splits)
     search = Search(instance, ctx)
+
+    def candidates() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for combo in _combinations(avail, pool, m, splits):
+            counts = split_rows(tuple(avail[h] for h in combo))
+            if len(counts):
+                yield np.array(combo, dtype=np.int64), counts
+
     # The best subset of every (host, count) first, in the candidates' order (so a table
     # lacking an entry is reported as when all candidates were built at once) ...
-    for combo, split in _distributions(avail, pool, m, k):
-        for h, c in zip(combo, split, strict=True):
-            best.mask(h, c)
+    for hosts, counts in candidates():
+        missing = table[hosts[None, :], counts] < 0
+        if missing.any():
+            rows, cols = np.nonzero(missing)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                h, n = int(hosts[c]), int(counts[r, c])
+                if table[h, n] < 0:
+                    table[h, n] = best.mask(h, n)
         if search.expired():
             break
 
     # ... then the candidates, streamed in chunks.
-    def blocks() -> Iterator[Block]:
-        hosts: list[tuple[int, ...]] = []
-        masks: list[list[int]] = []
-        for combo, split in _distributions(avail, pool, m, k):
-            hosts.append(combo)
-            masks.append([best.mask(h, c) for h, c in zip(combo, split, strict=True)])
-            if len(hosts) == 4096:
-                yield np.array(hosts, dtype=np.int64), np.array(masks, dtype=np.int64)
-                hosts, masks = [], []
-        if hosts:
-            yield np.array(hosts, dtype=np.int64), np.array(masks, dtype=np.int64)
+    width = m + 1 if splits == "variants" and len(pool) > m else m
 
-    search.scan(blocks(), width=m)
+    def blocks() -> Iterator[Block]:
+        held_hosts: list[np.ndarray] = []
+        held_masks: list[np.ndarray] = []
+        held = 0
+        for hosts, counts in candidates():
+            masks = table[hosts[None, :], counts]
+            if (masks < 0).any():  # the first pass was stopped by the time limit
+                break
+            rows = np.broadcast_to(hosts, counts.shape)
+            if len(hosts) < width:  # a leading empty column: this host's real mask wins
+                rows = np.hstack([np.repeat(rows[:, :1], width - len(hosts), axis=1), rows])
+                masks = np.hstack([np.zeros((len(masks), width - len(hosts)), np.int64), masks])
+            held_hosts.append(rows)
+            held_masks.append(masks)
+            held += len(counts)
+            if held >= 4096:
+                yield np.concatenate(held_hosts), np.concatenate(held_masks)
+                held_hosts, held_masks, held = [], [], 0
+        if held:
+            yield np.concatenate(held_hosts), np.concatenate(held_masks)
+
+    search.scan(blocks(), width=width)
     return search
 
 
@@ -150,21 +340,26 @@ def eha(
     instance: GpuSelectInstance,
     max_combinations: int = MAX_HOST_COMBINATIONS,
     ctx: SolveContext | None = None,
+    splits: str = "variants",
 ) -> tuple[float, np.ndarray]:
-    """Equilibrium-driven Heuristic (BandPilot Alg. 1): ``(B, masks)`` of its choice.
+    """Equilibrium-driven Heuristic (BandPilot §4.3.2, Alg. 1): ``(B, masks)`` of its choice.
 
-    If a host has ``k`` idle GPUs, the best ``k``-subset over all such hosts. Otherwise
-    ``m`` = :func:`min_hosts`; for combinations of ``m`` hosts holding ``k`` idle GPUs, the
-    :func:`balanced_splits` of ``k``, each host contributing its best subset of that size
-    (:class:`~topoopt.gpuselect.solvers.common.BestByCount`); the best candidate by ``B``.
+    If a host has ``k`` idle GPUs, the best ``k``-subset over all such hosts (Alg. 1 lines
+    4-7). Otherwise ``m`` = :func:`min_hosts` (line 9); for combinations of ``m`` hosts
+    holding ``k`` idle GPUs, the distributions of :func:`eha_splits` (line 10: the balanced
+    splits, and with ``splits="variants"`` the reference code's variants of them), each host
+    contributing its best subset of that size
+    (:class:`~topoopt.gpuselect.solvers.common.BestByCount`); with variants also the ``m + 1``
+    hosts with the most idle GPUs; the best candidate by ``B`` (line 11; first on ties).
 
     **Bound on big clusters**: when ``C(n, m)`` exceeds ``max_combinations`` for the ``n``
     hosts with idle GPUs, only the ``L`` hosts with the most idle GPUs (ties: lower index)
-    are combined, ``L`` the largest with ``C(L, m) <= max_combinations`` (at least ``m``).
-    Candidates are evaluated in chunks, so memory does not grow with their number. With
-    ``ctx``, the search stops at its time limit with the best candidate so far.
+    are combined, ``L`` the largest with ``C(L, m) <= max_combinations`` (at least ``m``);
+    per combination at most :data:`MAX_SPLITS` balanced and :data:`MAX_VARIANTS` other
+    splits. Candidates are evaluated in chunks, so memory does not grow with their number.
+    With ``ctx``, the search stops at its time limit with the best candidate so far.
     """
-    return _eha(instance, max_combinations, ctx).result()
+    return _eha(instance, max_combinations, ctx, splits).result()
 
 
 BITS = np.arange(MAX_GPUS_PER_HOST, dtype=np.int64)
@@ -264,7 +459,11 @@ def pts(
     return value, masks
 
 
-def _check_options(max_combinations: object = 1, prune_k: object = 0) -> None:
+def _check_options(
+    max_combinations: object = 1, prune_k: object = 0, splits: object = "variants"
+) -> None:
+    if splits not in SPLIT_SETS:
+        raise InvalidOptionError(f"splits: must be 'variants' or 'balanced', got {splits!r}")
     if isinstance(max_combinations, bool) or not isinstance(max_combinations, int):
         max_combinations = 0
     if max_combinations < 1:
@@ -288,9 +487,11 @@ def _attempt(
 
 @register_solver
 class EhaSolver(Solver):
-    """Equilibrium-driven Heuristic, BandPilot Alg. 1 (balanced splits over fewest hosts).
+    """Equilibrium-driven Heuristic, BandPilot Alg. 1 (balanced splits over fewest hosts and
+    the reference code's variants of them).
 
-    Option ``max_combinations`` bounds the host combinations tried (see :func:`eha`).
+    Options: ``max_combinations`` bounds the host combinations tried; ``splits`` =
+    ``"variants"`` (default) or ``"balanced"`` (see :func:`eha_splits`).
     """
 
     name = "gpuselect/eha"
@@ -302,9 +503,10 @@ class EhaSolver(Solver):
         ctx: SolveContext,
         *,
         max_combinations: int = MAX_HOST_COMBINATIONS,
+        splits: str = "variants",
     ) -> Attempt:
-        _check_options(max_combinations=max_combinations)
-        search = _eha(instance, max_combinations, ctx)
+        _check_options(max_combinations=max_combinations, splits=splits)
+        search = _eha(instance, max_combinations, ctx, splits)
         value, masks = search.result()
         return _attempt(instance, masks, f"EHA: B = {value:g} GB/s", not search.stopped)
 
@@ -345,9 +547,10 @@ class HybridSolver(Solver):
         *,
         max_combinations: int = MAX_HOST_COMBINATIONS,
         prune_k: int = 8,
+        splits: str = "variants",
     ) -> Attempt:
-        _check_options(max_combinations, prune_k)
-        search = _eha(instance, max_combinations, ctx)
+        _check_options(max_combinations, prune_k, splits)
+        search = _eha(instance, max_combinations, ctx, splits)
         e_value, e_masks = search.result()
         p_value, p_masks, p_finished = _pts(instance, prune_k, ctx)
         finished = p_finished and not search.stopped
