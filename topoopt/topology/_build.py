@@ -126,8 +126,11 @@ def build_forest(
         while parent[cycle[-1]] not in cycle:
             cycle.append(parent[cycle[-1]])
         cycle = cycle[cycle.index(parent[cycle[-1]]) :]
-        loop = " -> ".join([*reversed(cycle), cycle[-1]])
-        raise TopologyError(f"switch cycle: {loop}", source=source, line=by_name[cycle[0]].line)
+        down = list(reversed(cycle))  # each switch lists the next one as a child
+        first = down.index(min(down, key=natural_key))
+        down = down[first:] + down[:first]
+        loop = " -> ".join([*down, down[0]])
+        raise TopologyError(f"switch cycle: {loop}", source=source, line=by_name[down[0]].line)
 
     def make(name: str) -> Switch:
         d = by_name[name]

@@ -29,7 +29,8 @@ default::
 A block topology becomes a forest: the blocks are the leaves (level ``"block"``); each larger
 block size ``S`` of ``BlockSizes`` adds a level ``"block<S>"`` above, grouping ``S / base``
 consecutive blocks (in file order) the way Slurm pairs contiguous blocks; a trailing
-incomplete group is kept. Such a group is named ``"<first block>..<last block>"``.
+incomplete group is kept. Such a group is named ``"<first block>..<last block>"`` (with
+``"/<size>"`` appended when a group one level down has the same blocks).
 """
 
 from __future__ import annotations
@@ -259,6 +260,7 @@ def _block_topology(
     order = {d.name: i for i, d in enumerate(blocks)}
     level: list[Switch] = sorted(leaves, key=lambda s: order[s.name])
     names = ["block"]
+    taken = {d.name for d in blocks}
     for size in sizes[1:]:
         step = size // sizes[0]
         grouped: list[Switch] = []
@@ -268,7 +270,11 @@ def _block_topology(
             members = base[i : i + step]
             children = _regroup(level, {m.name for m in members})
             ends = sorted((m.name for m in members), key=natural_key)
-            grouped.append(Switch(f"{ends[0]}..{ends[-1]}", children=children))
+            label = f"{ends[0]}..{ends[-1]}"
+            if label in taken:  # the same blocks as a group one level down
+                label = f"{label}/{size}"
+            taken.add(label)
+            grouped.append(Switch(label, children=children))
         level = grouped
         names.insert(0, f"block{size}")
     return Topology(
