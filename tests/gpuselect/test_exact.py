@@ -30,12 +30,16 @@ def test_fast_oracle_equals_brute_force(kind: str, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("kind", MODEL_KINDS)
 @pytest.mark.parametrize("choice", ["count", "subset"])
+@pytest.mark.parametrize("oracle_start", [True, False])
 @settings(max_examples=15)
 @given(data=st.data())
-def test_mip_equals_brute_force(kind: str, choice: str, data: st.DataObject) -> None:
+def test_mip_equals_brute_force(
+    kind: str, choice: str, oracle_start: bool, data: st.DataObject
+) -> None:
+    """With and without the oracle's start (without it the MIP alone finds the optimum)."""
     inst = data.draw(small_instances(kind, max_pool=10))
     expected = plain_brute_force(inst)
-    result = topoopt.solve(inst, "gpuselect/mip", choice=choice)
+    result = topoopt.solve(inst, "gpuselect/mip", choice=choice, oracle_start=oracle_start)
     assert result.status is topoopt.SolutionStatus.OPTIMAL, result
     assert math.isclose(result.objective, expected, abs_tol=1e-6), (result, expected)
     assert result.bound >= expected - 1e-6
@@ -46,7 +50,7 @@ def test_mip_equals_brute_force(kind: str, choice: str, data: st.DataObject) -> 
 @given(data=st.data())
 def test_mip_on_scip_equals_brute_force(kind: str, data: st.DataObject) -> None:
     inst = data.draw(small_instances(kind, max_pool=8))
-    result = topoopt.solve(inst, "gpuselect/mip", backend="scip")
+    result = topoopt.solve(inst, "gpuselect/mip", backend="scip", oracle_start=False)
     assert math.isclose(result.objective, plain_brute_force(inst), abs_tol=1e-6)
 
 
@@ -69,7 +73,7 @@ def test_fast_path_on_large_pool_matches_mip() -> None:
 
     for inst in large_pool(seed=1, gpus=256, ks=(12, 40)):
         oracle = topoopt.solve(inst, "gpuselect/enumerate")
-        mip = topoopt.solve(inst, "gpuselect/mip")
+        mip = topoopt.solve(inst, "gpuselect/mip", oracle_start=False)
         assert mip.status is topoopt.SolutionStatus.OPTIMAL
         assert math.isclose(oracle.objective, mip.objective, abs_tol=1e-6)
 
@@ -82,13 +86,16 @@ def test_mip_avoids_the_highs_restart_bug_and_the_template_flags_it() -> None:
 
     instance = random_instance(np.random.default_rng(276), "topology", max_pool=10)
     oracle = topoopt.solve(instance, "gpuselect/enumerate")
-    fixed = topoopt.solve(instance, "gpuselect/mip", choice="subset", backend="highs")
+    fixed = topoopt.solve(
+        instance, "gpuselect/mip", choice="subset", backend="highs", oracle_start=False
+    )
     assert fixed.status.label == "optimal" and fixed.objective == oracle.objective
     forced = topoopt.solve(
         instance,
         "gpuselect/mip",
         choice="subset",
         backend="highs",
+        oracle_start=False,
         backend_options={"mip_allow_restart": True},
     )
     if forced.status.label != "optimal":  # the bug is present in this HiGHS build

@@ -124,10 +124,10 @@ def build(instance: GpuSelectInstance, choice: str = "count") -> pyo.ConcreteMod
     m.total = pyo.Constraint(rule=_total_rule)
     m.span_upper = pyo.Constraint(rule=_span_upper_rule)
     m.span_lower = pyo.Constraint(rule=_span_lower_rule)
-    m.intra = pyo.Constraint(m.INTRA, rule=_intra_rule)
+    m.intra = pyo.Constraint(m.H, rule=_intra_rule)
     if caps:
-        m.CAPPED = pyo.Set(dimen=2, within=m.O, initialize=[i for i in index if count[i] >= 1])
-        m.inter = pyo.Constraint(m.CAPPED, rule=_inter_cap_rule)
+        m.inter = pyo.Constraint(m.H, rule=_inter_cap_rule)
+        m.inter_all = pyo.Constraint(rule=_inter_all_rule)
     m.cross = pyo.Param(initialize=bool(keys), within=pyo.Boolean)
     if keys and isinstance(bound, ProfileBound):
         _cross_constraints(m, keys, key_values, bound.interchangeable)
@@ -156,12 +156,38 @@ def _span_lower_rule(m: pyo.ConcreteModel) -> pyo.Expression:
     return _used(m) >= 2 * m.s
 
 
-def _intra_rule(m: pyo.ConcreteModel, h: int, o: int) -> pyo.Expression:
-    return m.y <= m.intra_value[h, o] + pyo.value(m.big_m) * (1 - m.x[h, o])
+def _intra_rule(m: pyo.ConcreteModel, h: int) -> pyo.Expression:
+    """``y <= sum_o a_o x[h, o]``: ``a_o`` the option's intra value, ``M`` for options that
+    impose none (the convex hull of the host's disjunction, tighter than one big-M row per
+    option)."""
+    big_m = pyo.value(m.big_m)
+    terms = [
+        (m.intra_value[h, o] if (h, o) in m.INTRA else big_m) * m.x[h, o]
+        for o in range(m.n_options[h])
+    ]
+    return m.y <= pyo.quicksum(terms)
 
 
-def _inter_cap_rule(m: pyo.ConcreteModel, h: int, o: int) -> pyo.Expression:
-    return m.y <= m.cap[m.count[h, o]] + pyo.value(m.big_m) * (2 - m.x[h, o] - m.s)
+def _inter_cap_rule(m: pyo.ConcreteModel, h: int) -> pyo.Expression:
+    """``y <= sum_o cap(c_o) x[h, o] + M (1 - s)`` (``M`` for the empty option)."""
+    big_m = pyo.value(m.big_m)
+    terms = [
+        (m.cap[m.count[h, o]] if m.count[h, o] >= 1 else big_m) * m.x[h, o]
+        for o in range(m.n_options[h])
+    ]
+    return m.y <= pyo.quicksum(terms) + big_m * (1 - m.s)
+
+
+def _inter_all_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``y <= cap(1) s + M (1 - s)``: a spanning subset is worth at most the uncapped inter
+    term (``cap`` is non-increasing); one row that bounds the relaxation once ``s`` is 1."""
+    return m.y <= m.cap[1] * m.s + pyo.value(m.big_m) * (1 - m.s)
+
+
+def _key_all_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """``y <= sum_r w_r z_r + M (1 - s)`` (the hull of the key disjunction, as
+    ``sum_r z_r = s``)."""
+    return m.y <= pyo.quicksum(m.key_gbps[r] * m.z[r] for r in m.R) + pyo.value(m.big_m) * (1 - m.s)
 
 
 def _objective_rule(m: pyo.ConcreteModel) -> pyo.Expression:
@@ -207,6 +233,7 @@ def _cross_constraints(
     m.z = pyo.Var(m.R, domain=pyo.Binary)
     m.one_key = pyo.Constraint(rule=_one_key_rule)
     m.key_value = pyo.Constraint(m.R, rule=_key_value_rule)
+    m.key_all = pyo.Constraint(rule=_key_all_rule)
     if interchangeable:
         m.key_parts = pyo.Param(
             m.R,

@@ -161,11 +161,12 @@ def transfers(split: Sequence[int], caps: Sequence[int], delta: int) -> Iterator
     [[1, 3], [3, 1]]
     """
     m = len(split)
+    takers = [i for i in range(m) if split[i] + delta <= caps[i]]
     for j in range(m):
         if split[j] < delta:
             continue
-        for i in range(m):
-            if i != j and split[i] + delta <= caps[i]:
+        for i in takers:
+            if i != j:
                 out = list(split)
                 out[i] += delta
                 out[j] -= delta

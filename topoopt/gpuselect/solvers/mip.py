@@ -10,19 +10,23 @@ leaves the solver out.
 
 from __future__ import annotations
 
+from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.models import StructuredBound
+from topoopt.gpuselect.solution import Selection, from_masks
+from topoopt.gpuselect.solvers.oracle import fast_optimum
 
 
 @register_solver
 class ProfileMipSolver(MipSolver):
     """Exact MIP for table, bottleneck and topology models (one-hot per host, epigraph min).
 
-    Option ``choice``: ``"count"`` (default; each host picks a count, its best subset of that
-    size) or ``"subset"`` (each host picks any subset of its idle GPUs).
+    Options: ``choice`` = ``"count"`` (default; each host picks a count, its best subset of
+    that size) or ``"subset"`` (each host picks any subset of its idle GPUs);
+    ``oracle_start`` (default true): warm start from the structured oracle's optimum.
     """
 
     name = "gpuselect/mip"
@@ -51,7 +55,26 @@ class ProfileMipSolver(MipSolver):
             f"not {instance.bandwidth.kind!r}; use gpuselect/enumerate (exact) or a heuristic"
         )
 
+    _oracle_start = True
+
+    def start(self, instance: GpuSelectInstance, **opts: object) -> Selection | None:
+        """The structured oracle's optimum (:func:`~topoopt.gpuselect.solvers.oracle.fast_optimum`)
+        as the MIP start (unless ``oracle_start=False``): the backend then mostly has to prove
+        it; the answer is still the MIP's, its bound the backend's, and the Solver template
+        checks both against ``evaluate()``."""
+        if not self._oracle_start:
+            return None
+        return from_masks(instance, fast_optimum(instance)[1])
+
     def _solve(
-        self, instance: GpuSelectInstance, ctx: SolveContext, *, choice: str = "count"
+        self,
+        instance: GpuSelectInstance,
+        ctx: SolveContext,
+        *,
+        choice: str = "count",
+        oracle_start: bool = True,
     ) -> Attempt:
+        if not isinstance(oracle_start, bool):
+            raise InvalidOptionError(f"oracle_start: must be true or false, got {oracle_start!r}")
+        self._oracle_start = oracle_start
         return self.attempt(ctx, self.run(instance, ctx, choice=choice))
