@@ -1,0 +1,125 @@
+"""Placement instances from a real cluster: a topology, its free nodes and one job.
+
+A :class:`~topoopt.topology.Topology` (read from Slurm ``topology.conf`` / ``topology.yaml``,
+NVIDIA topograph or Kubernetes node labels) becomes a
+:class:`~topoopt.placement.instance.PlacementInstance` by choosing which level of the tree
+plays Arnold's *minipods* (§5.1): every switch of that level is a minipod, the switches one
+level below it are its leaves, and each leaf carries the names of its free nodes. The
+solvers then decide which minipod hosts each cell, and the result's ``rank_order`` names the
+node of every node-level rank (see ``docs/placement.md``, "Rank order").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+from topoopt.core.errors import InvalidInstanceError
+from topoopt.placement.instance import DEFAULT_GPUS_PER_NODE, Minipod, PlacementInstance
+from topoopt.topology import Topology
+
+
+def gpus_per_node_of(topology: Topology, nodes: Collection[str]) -> int:
+    """The GPUs per node of ``nodes`` as the topology gives them (8 when it gives none).
+
+    Raises
+    ------
+    InvalidInstanceError
+        ``gpus_per_node`` when the nodes do not all have the same number of GPUs (Arnold's
+        model has one node size).
+    """
+    counts = {g for g in map(topology.gpus_of, nodes) if g is not None}
+    if len(counts) > 1:
+        raise InvalidInstanceError(
+            "gpus_per_node",
+            f"the free nodes have different GPU counts {sorted(counts)}; give the nodes of "
+            "one size (e.g. restrict --free) or gpus_per_node",
+        )
+    return counts.pop() if counts else DEFAULT_GPUS_PER_NODE
+
+
+def from_topology(
+    topology: Topology,
+    *,
+    level: int | str,
+    free: Collection[str],
+    dp: int,
+    tp: int,
+    pp: int,
+    alpha: float,
+    gpus_per_node: int | None = None,
+    name: str | None = None,
+    unknown: Literal["error", "ignore"] = "error",
+) -> PlacementInstance:
+    """The placement instance of one job on the free nodes of ``topology``.
+
+    Parameters
+    ----------
+    topology
+        The cluster (:func:`topoopt.topology.load_topology`).
+    level
+        The level whose switches are the minipods: a depth (0 = the top, negative from the
+        bottom) or a level name (:meth:`~topoopt.topology.Topology.level`).
+    free
+        Names of the free nodes (:func:`topoopt.topology.read_free`).
+    dp, tp, pp, alpha
+        The job and the weight of the DP spread (Arnold eq. 2), as in
+        :class:`~topoopt.placement.instance.PlacementInstance`.
+    gpus_per_node
+        GPUs per node; by default the topology's count for the free nodes (they must agree),
+        else 8.
+    name
+        Instance name; by default ``<topology name>-<level>``.
+    unknown
+        ``"error"`` (default): a free node not in the topology is an error; ``"ignore"``: it
+        is left out.
+
+    Returns
+    -------
+    PlacementInstance
+        One minipod per switch of ``level`` that has a free node (switches without one
+        cannot host a cell and are left out), its leaves the switches below it with their
+        free nodes, in topology order; labels ``topology`` and ``level``.
+
+    Raises
+    ------
+    TopologyError
+        For an unknown level or an unknown free node.
+    InvalidInstanceError
+        For a job the free nodes cannot hold or any rule of the instance.
+
+    Examples
+    --------
+    >>> from topoopt.topology import parse_slurm_conf
+    >>> topo = parse_slurm_conf('''
+    ... SwitchName=leaf0 Nodes=n[0-3]
+    ... SwitchName=leaf1 Nodes=n[4-7]
+    ... SwitchName=pod0 Switches=leaf[0-1]
+    ... SwitchName=leaf2 Nodes=n[8-11]
+    ... SwitchName=pod1 Switches=leaf2
+    ... SwitchName=top Switches=pod[0-1]
+    ... ''')
+    >>> inst = from_topology(topo, level=1, free={"n0", "n1", "n4", "n9", "n10"},
+    ...                      dp=1, tp=8, pp=4, alpha=0.5)
+    >>> [(m.name, m.free_nodes) for m in inst.minipods]
+    [('pod0', 3), ('pod1', 2)]
+    >>> inst.minipods[0].leaves[1]
+    Leaf(name='leaf1', nodes=('n4',))
+    """
+    if unknown not in ("error", "ignore"):
+        raise InvalidInstanceError("unknown", f"must be 'error' or 'ignore', got {unknown!r}")
+    groups = topology.free_groups(level, free, unknown=unknown, drop_empty=True)
+    minipods = tuple(Minipod.from_leaves(g.name, g.leaves) for g in groups)
+    if gpus_per_node is None:
+        gpus_per_node = gpus_per_node_of(topology, [n for g in groups for n in g.node_names()])
+    label = str(level)
+    return PlacementInstance(
+        name or f"{topology.name or 'cluster'}-{label}",
+        minipods,
+        dp,
+        tp,
+        pp,
+        alpha,
+        gpus_per_node=gpus_per_node,
+        labels={"topology": topology.name or "cluster", "level": label},
+    )
