@@ -317,6 +317,13 @@ def allowed_paths() -> tuple[str, ...]:
     is_flag=True,
     help="Also print every metric and the solver's own message.",
 )
+@click.option(
+    "--hostfile",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the node of every node-level rank, one name per line in rank order (the "
+    "SLURM_HOSTFILE of srun --distribution=arbitrary); families with a rank order.",
+)
 def solve(
     instance_file: str,
     solver: str,
@@ -326,6 +333,7 @@ def solve(
     options: tuple[str, ...],
     as_json: bool,
     verbose: bool,
+    hostfile: str | None,
 ) -> None:
     """Solve INSTANCE_FILE with one solver and print the result: a status table, then what was
     decided, in the family's terms, with the objective explained (--verbose adds every metric
@@ -343,12 +351,28 @@ def solve(
         click.echo(json.dumps(result.to_dict()))
     else:
         _print_result(instance, result, verbose=verbose)
+    if hostfile is not None and result.is_ok:
+        _write_hostfile(result, hostfile)
     if not result.is_ok:
         reason = result.message or result.termination.value
         _exit(
             error_line(f"no feasible solution ({result.termination}): {reason}"),
             EXIT_NO_SOLUTION,
         )
+
+
+def _write_hostfile(result: topoopt.Result, path: str) -> None:
+    """Write the solution's ``rank_order`` (node of each node-level rank), one per line."""
+    order = (result.to_dict().get("solution") or {}).get("rank_order")
+    if not order:
+        raise TopooptError(
+            f"--hostfile: the {result.family} family's solutions have no rank order (only "
+            "placement writes a hostfile)"
+        )
+    try:
+        Path(path).write_text("\n".join(order) + "\n")
+    except OSError as exc:
+        raise TopooptError(f"--hostfile: cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _fmt(x: float | None) -> str:

@@ -339,6 +339,109 @@ def generate(ctx: click.Context, family: str, suite: str, seed: int, out_dir: st
     click.echo(f"wrote {len(made)} {family} instances ({suite}, seed {seed}) to {out_dir}")
 
 
+def _level(value: str) -> int | str:
+    """A ``--level``: a depth when it is an integer, else a level name."""
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+@instances.command("import")
+@click.argument("family", type=click.Choice(["placement"]))
+@click.option(
+    "--topology",
+    "topology_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Cluster topology file (Slurm topology.conf / topology.yaml, topograph model, "
+    "kubectl get nodes -o json, topoopt JSON).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["slurm", "slurm-yaml", "topograph", "k8s", "json"]),
+    default=None,
+    help="Format of --topology (default: guessed from its content).",
+)
+@click.option(
+    "--labels",
+    default=None,
+    help="For --format k8s: the topology label keys, top level first, comma-separated.",
+)
+@click.option(
+    "--level",
+    required=True,
+    help="The level whose switches are the minipods: a depth (0 = top, -1 = leaves) or a "
+    "level name.",
+)
+@click.option(
+    "--free",
+    required=True,
+    help="Free nodes: a hostlist expression (tux[0-3,8]), or @FILE (names, or the output of "
+    "sinfo -N -h -o '%N %t').",
+)
+@click.option("--mixed", is_flag=True, help="Count sinfo's mix nodes as free.")
+@click.option("--dp", type=int, required=True, help="Data-parallel degree.")
+@click.option("--tp", type=int, required=True, help="Tensor-parallel degree.")
+@click.option("--pp", type=int, required=True, help="Pipeline-parallel degree.")
+@click.option("--alpha", type=float, required=True, help="Weight of the DP spread (Arnold eq. 2).")
+@click.option(
+    "--gpus-per-node", type=int, default=None, help="GPUs per node (default: the topology's, or 8)."
+)
+@click.option(
+    "--name", default=None, help="Instance name (default: <topology file stem>-level<LEVEL>)."
+)
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False), help="Instance file to write."
+)
+def import_instance(
+    family: str,
+    topology_file: str,
+    fmt: str | None,
+    labels: str | None,
+    level: str,
+    free: str,
+    mixed: bool,
+    dp: int,
+    tp: int,
+    pp: int,
+    alpha: float,
+    gpus_per_node: int | None,
+    name: str | None,
+    out: str,
+) -> None:
+    """Build a FAMILY instance from a real cluster: its topology file, its free nodes and the
+    job (placement: the switches of --level are the minipods, the level below their leaves;
+    see docs/scheduler.md)."""
+    from topoopt.placement.cluster import from_topology
+    from topoopt.topology import load_topology, read_free
+
+    levels = _csv(labels) if labels else None
+    topology = load_topology(topology_file, fmt, levels=levels)
+    nodes = read_free(free, mixed=mixed)
+    instance = from_topology(
+        topology,
+        level=_level(level),
+        free=nodes,
+        dp=dp,
+        tp=tp,
+        pp=pp,
+        alpha=alpha,
+        gpus_per_node=gpus_per_node,
+        name=name or f"{Path(topology_file).stem}-level{level}",
+    )
+    try:
+        topoopt.save(instance, out)
+    except OSError as exc:
+        raise TopooptError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    pods = ", ".join(f"{m.name} {m.free_nodes}" for m in instance.minipods)
+    click.echo(
+        f"wrote {out}: {family} instance {instance.name!r}, job {instance.rows} x "
+        f"{instance.cols} nodes on {instance.n_minipods} minipods (free nodes: {pods})"
+    )
+
+
 @instances.command("schema")
 @click.argument("family")
 def schema(family: str) -> None:
