@@ -386,13 +386,13 @@ class SolverInfo:
 def solvers_for(target: str | Instance[Any] | None = None) -> list[SolverInfo]:
     """The registered solvers with their capabilities.
 
+    ``backends`` lists the MIP backends installed on this machine for solvers that use one.
+
     Parameters
     ----------
     target
         A family name (its solvers), an instance (the solvers of its family that support
         it, see :meth:`Solver.unsupported_reason`), or ``None`` (every solver).
-
-    ``backends`` lists the MIP backends installed on this machine for solvers that use one.
     """
     from topoopt.core.backends import available_backends
     from topoopt.core.family import Instance

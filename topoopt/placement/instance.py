@@ -228,6 +228,8 @@ class PlacementInstance(Instance["PlacementResult"]):
         Free-form metadata, string to string (e.g. ``{"setting": "iii"}``); part of equality
         but not of the hash, written to JSON only when non-empty.
 
+    Notes
+    -----
     Integers may be given as integral floats (``6.0``) or NumPy integers and are stored as
     ``int``; booleans are refused. A node named in the leaves of two minipods is refused, and
     the minipods must have at least ``n_nodes`` free nodes in total.
