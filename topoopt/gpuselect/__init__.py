@@ -6,8 +6,9 @@ instance is a cluster's hosts with their idle GPUs, a request ``k`` and a bandwi
 objective ``B(S)`` in GB/s is maximised (eq. 2). GBE (eq. 4) is ``B(S) / max B``.
 
 Solvers (``topoopt.solvers_for("gpuselect")``): the paper's EHA (Alg. 1), PTS (Alg. 2) and
-their hybrid, the baselines of Appendix D (random, default, topo), an exact MIP and the
-enumeration oracle.
+their hybrid, the baselines of Appendix D (random, default, topo), an exact MIP, the
+enumeration oracle and ``gpuselect/auto`` (the oracle's proven optimum where the model is
+structured, the hybrid elsewhere: what a scheduler calls).
 """
 
 from topoopt.core.family import Family, ReportSection, Sense
