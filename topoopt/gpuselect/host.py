@@ -55,6 +55,8 @@ class Host:
         indices below ``gpus``, stored sorted as a tuple; ``None`` (the default) means every GPU
         is idle.
 
+    Notes
+    -----
     Integers may be given as integral floats (``8.0``) or NumPy integers and are stored as
     ``int``; booleans are refused.
 

@@ -93,6 +93,8 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
         Free-form metadata, string to string (e.g. ``{"setting": "fig1"}``); part of equality
         but not of the hash, written to JSON only when non-empty.
 
+    Notes
+    -----
     Integers may be given as integral floats (``8.0``) or NumPy integers and are stored as
     ``int``; booleans are refused.
 

@@ -854,6 +854,8 @@ class TableModel(StructuredModel):
         With ``True`` (default) a cross key is the count profile, sorted decreasingly without
         zeros; with ``False`` the full count vector in host order.
 
+    Notes
+    -----
     JSON: ``{"model": "table", "intra": {type: table}, "cross": table,
     "interchangeable_hosts": true}``, where a table may also be a nccl-tests CSV path
     (relative to the instance file), read by :meth:`from_dict`.
@@ -963,6 +965,8 @@ class BottleneckModel(StructuredModel):
     gpus_per_nic
         GPUs a host's NIC serves at full rate (integer >= 1), or ``None`` for no sharing.
 
+    Notes
+    -----
     JSON: ``{"model": "bottleneck", "intra": {...}, "inter_gbps": 50.0, "gpus_per_nic": null}``.
 
     Examples
@@ -1049,6 +1053,8 @@ class TopologyModel(StructuredModel):
         :func:`~topoopt.gpuselect.topologies.default_link_gbps`, for all types
         (``{"NV4": 56.25}``) or per type (``{"A6000": {"NV4": 56.25}}``).
 
+    Notes
+    -----
     JSON: ``{"model": "topology", "topology": {type: matrix}, "links": {...},
     "inter_gbps": 12.5, "gpus_per_nic": null}``, where a matrix may also be a file path
     (relative to the instance file), read by :meth:`from_dict`; ``to_dict`` writes matrices
