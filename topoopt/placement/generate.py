@@ -6,6 +6,8 @@
   {0.2, 0.5, 0.8}; labelled ``{"setting": "<i|ii|iii>"}``.
 * :func:`random_small` — small random instances the oracle solves in well under a second.
 * :func:`random_large` — jobs up to 512 nodes in clusters of 1000+ free nodes.
+* :func:`uneven` — issue #14's production-scale classes: uneven free counts (uniform on
+  ``0..max_free``, a share of small minipods), a fixed or random job shape, ``tp = 8``.
 
 Every generator checks its options first and raises
 :class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
 from topoopt.placement.instance import Minipod, PlacementInstance
@@ -199,6 +202,83 @@ def random_large(
     return out
 
 
+def uneven(
+    seed: int = 0,
+    count: int = 1,
+    minipods: int = 32,
+    min_minipods: int = 0,
+    max_free: int = 128,
+    small_share: float = 0.0,
+    rows: int = 128,
+    cols: int = 8,
+    max_rows: int = 0,
+    max_cols: int = 0,
+    alpha: float = 0.37,
+) -> list[PlacementInstance]:
+    """Uneven clusters at production scale (issue #14), ``tp = 8`` (one DP rank per node).
+
+    Each instance has ``minipods`` minipods, or with ``min_minipods`` > 0 a number drawn
+    uniform on ``min_minipods..minipods``. Each minipod's free nodes are uniform on
+    ``0..max_free``, except that with probability ``small_share`` a minipod gets a small
+    count, uniform on ``0..max(1, max_free // 8)``; if
+    the cluster cannot hold the job, the shortfall goes to random minipods (at most
+    ``max_free`` each) and then to the first ones. The job is ``rows x cols`` nodes, or with
+    ``max_rows`` / ``max_cols`` > 0 each instance draws ``rows`` uniform on
+    ``2..max_rows`` and ``cols`` on ``2..max_cols``. ``alpha`` < 0 draws an "odd" alpha per
+    instance, uniform on ``(0.01, 0.99)`` rounded to two decimals. Names look like
+    ``uneven-32x128-r128c8-s0-0``.
+
+    Options: ``count`` in [1, :data:`MAX_COUNT`], ``minipods`` in [1, :data:`MAX_MINIPODS`],
+    ``min_minipods`` in [0, ``minipods``],
+    ``max_free`` in [1, :data:`MAX_NODES`], ``small_share`` in [0, 1], ``rows`` and
+    ``cols`` in [1, :data:`MAX_NODES`], ``max_rows`` / ``max_cols`` in [0, :data:`MAX_NODES`],
+    ``alpha`` in [-1, 1].
+
+    Examples
+    --------
+    >>> inst = uneven(seed=3, minipods=32, rows=128, cols=8)[0]
+    >>> inst.n_minipods, inst.rows, inst.cols, inst.alpha, inst.n_nodes <= sum(inst.capacities)
+    (32, 128, 8, 0.37, True)
+    """
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    minipods = option_int("minipods", minipods, 1, MAX_MINIPODS)
+    min_minipods = option_int("min_minipods", min_minipods, 0, minipods)
+    max_free = option_int("max_free", max_free, 1, MAX_NODES)
+    rows = option_int("rows", rows, 1, MAX_NODES)
+    cols = option_int("cols", cols, 1, MAX_NODES)
+    max_rows = option_int("max_rows", max_rows, 0, MAX_NODES)
+    max_cols = option_int("max_cols", max_cols, 0, MAX_NODES)
+    if not 0.0 <= float(small_share) <= 1.0:
+        raise InvalidOptionError(f"small_share: must lie in [0, 1], got {small_share!r}")
+    if not -1.0 <= float(alpha) <= 1.0:
+        raise InvalidOptionError(f"alpha: must lie in [-1, 1], got {alpha!r}")
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        n_pods = int(rng.integers(min_minipods, minipods + 1)) if min_minipods else minipods
+        r = int(rng.integers(2, max_rows + 1)) if max_rows >= 2 else rows
+        c = int(rng.integers(2, max_cols + 1)) if max_cols >= 2 else cols
+        small = rng.random(n_pods) < small_share
+        free = np.where(
+            small,
+            rng.integers(0, max(1, max_free // 8) + 1, size=n_pods),
+            rng.integers(0, max_free + 1, size=n_pods),
+        ).tolist()
+        short = r * c - sum(free)
+        for j in rng.permutation(n_pods).tolist():
+            if short <= 0:
+                break
+            add = min(short, max_free - free[j])
+            free[j] += add
+            short -= add
+        free[0] += max(0, short)
+        a = round(float(rng.uniform(0.01, 0.99)), 2) if alpha < 0 else float(alpha)
+        name = f"uneven-{n_pods}x{max_free}-r{r}c{c}-s{seed}-{i}"
+        out.append(_instance(name, [int(f) for f in free], r, 8, c, a))
+    return out
+
+
 def examples() -> list[PlacementInstance]:
     """Small fixed instances for the conformance suite (each solved by the oracle quickly)."""
     return [
@@ -213,4 +293,5 @@ GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {
     "arnold-paper": arnold_paper,
     "random-small": random_small,
     "random-large": random_large,
+    "uneven": uneven,
 }
