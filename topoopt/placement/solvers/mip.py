@@ -16,6 +16,12 @@ limit and so do its counting relaxation and block designs.
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
@@ -25,7 +31,7 @@ from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, evaluate
-from topoopt.placement.solvers._budget import cannot_build, deadline
+from topoopt.placement.solvers._budget import WRAP_UP_S_PER_NODE, cannot_build, deadline
 from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
 from topoopt.placement.targets import (
     Constructions,
@@ -40,6 +46,13 @@ UNITS = ("pp", "dp")
 
 COARSE_S_PER_PAIR = 1.5e-4
 """Measured seconds to build a coarse model and hand it to HiGHS, per unit-minipod pair."""
+
+ISOLATE_ASSIGNMENTS = 2_000
+"""Under a time limit, feasibility MIPs with at least this many assignment variables run in a
+child process ended at the deadline (see :meth:`ExactMipSolver._feasibility`)."""
+
+CHILD_STOP_S = 0.2
+"""Seconds kept for killing a child process and reading its answer."""
 
 EXACT_S_PER_ASSIGNMENT = 2e-4
 """Measured seconds to build an exact model and hand it to HiGHS, per assignment variable."""
@@ -170,6 +183,53 @@ class ExactMipSolver(MipSolver):
             "topoopt.placement.formulations.exact.MAX_ASSIGNMENTS",
         )
 
+    def _feasibility(
+        self, instance: PlacementInstance, ctx: SolveContext, pair: TargetPair
+    ) -> tuple[Placement | None, TerminationReason, float]:
+        """Decide ``pair`` by the per-cell feasibility MIP: ``(placement or None, termination,
+        seconds)``.
+
+        Under a time limit a model of at least :data:`ISOLATE_ASSIGNMENTS` assignment
+        variables is solved in a child interpreter (:mod:`._isolated`) that is killed at the
+        deadline: HiGHS 1.16 can spend a minute in its root cut loop without looking at its
+        time limit (measured on ``uneven`` instances), and only a process can be stopped there.
+        """
+        from topoopt.placement.formulations import exact
+
+        a, b = pair.max_dp_use, pair.max_pp_use
+        t0 = time.perf_counter()
+        if ctx.time_limit is None or exact.model_size(instance) < ISOLATE_ASSIGNMENTS:
+            run = self.run(instance, ctx, rel_gap=0.0, max_dp_use=a, max_pp_use=b)
+            return run.solution, run.outcome.termination, run.build_s + run.solve_s
+        left = ctx.time_left() - WRAP_UP_S_PER_NODE * instance.n_nodes - CHILD_STOP_S
+        if left <= 0:
+            return None, TerminationReason.TIME_LIMIT, 0.0
+        settings = (ctx.backend, ctx.threads, ctx.seed, dict(ctx.backend_options or {}))
+        with tempfile.TemporaryDirectory(prefix="topoopt-placement-") as tmp:
+            given, taken = Path(tmp, "in.pickle"), Path(tmp, "out.pickle")
+            given.write_bytes(pickle.dumps((instance, a, b, time.time() + left, settings)))
+            child = subprocess.Popen(
+                [sys.executable, "-m", "topoopt.placement.solvers._isolated", given, taken],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                child.wait(timeout=max(left, 0.0))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            try:
+                answer = pickle.loads(taken.read_bytes())
+            except (OSError, EOFError, pickle.UnpicklingError):
+                answer = None
+        spent = time.perf_counter() - t0
+        if answer is None:  # killed at the deadline, or died (memory, signal): undecided
+            return None, TerminationReason.TIME_LIMIT, spent
+        termination, matrix = answer
+        found = None if matrix is None else Placement.from_rows(matrix)
+        return found, TerminationReason(termination), spent
+
     def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         out_of_time = deadline(ctx, instance)
         build = Constructions(instance)
@@ -214,20 +274,9 @@ class ExactMipSolver(MipSolver):
                     if skip is not None:
                         return give_up(pair, skip[1], skip[0])
                     decided["MIP"] += 1
-                    run = self.run(
-                        instance,
-                        ctx,
-                        rel_gap=0.0,
-                        max_dp_use=pair.max_dp_use,
-                        max_pp_use=pair.max_pp_use,
-                    )
-                    build_s += run.build_s
-                    solve_s += run.solve_s
-                    found = run.solution
-                    if (
-                        found is None
-                        and run.outcome.termination is not TerminationReason.INFEASIBLE
-                    ):
+                    found, termination, spent = self._feasibility(instance, ctx, pair)
+                    solve_s += spent
+                    if found is None and termination is not TerminationReason.INFEASIBLE:
                         return give_up(pair)
             if found is not None:
                 return Attempt(
