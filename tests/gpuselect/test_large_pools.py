@@ -48,7 +48,7 @@ def _solve(inst: GpuSelectInstance, solver: str, limit: float) -> topoopt.Result
 
 
 def test_pts_stops_at_the_time_limit_with_a_feasible_selection() -> None:
-    inst = _pool(400, 32)  # 3,168 removal steps: far beyond 0.2 s
+    inst = _pool(3_000, 32)  # 23,968 removal steps over 3,000 hosts: far beyond 0.2 s
     result = _solve(inst, "gpuselect/pts", 0.2)
     assert result.termination is TerminationReason.TIME_LIMIT
     assert result.message.startswith("time limit: best so far")
@@ -56,7 +56,7 @@ def test_pts_stops_at_the_time_limit_with_a_feasible_selection() -> None:
 
 
 def test_hybrid_shares_the_time_limit() -> None:
-    result = _solve(_pool(400, 32), "gpuselect/hybrid", 0.3)
+    result = _solve(_pool(3_000, 32), "gpuselect/hybrid", 0.3)
     assert result.termination is TerminationReason.TIME_LIMIT
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -26,7 +26,8 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 from topoopt.gpuselect.instance import GpuSelectInstance
-from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, POPCOUNT
+from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST, POPCOUNT, submask_array
+from topoopt.gpuselect.models import BoundModel, CapBound, ProfileBound, StructuredBound
 from topoopt.gpuselect.solution import from_masks
 from topoopt.gpuselect.solvers.common import (
     BestByCount,
@@ -296,6 +297,22 @@ def _eha(
             if len(counts):
                 yield np.array(combo, dtype=np.int64), counts
 
+    width = m + 1 if splits == "variants" and len(pool) > m else m
+    ceiling = _ceiling(instance, pool, -(-k // width))
+    if ceiling is not None:
+        # No entry can be missing: the best subsets of a combination as it comes, and the
+        # search ends once a candidate reaches the ceiling (later ones can only tie).
+        def streamed() -> Iterator[Block]:
+            for hosts, counts in candidates():
+                for h, col in zip(hosts.tolist(), counts.T.tolist(), strict=True):
+                    for n in set(col):
+                        if table[h, n] < 0:
+                            table[h, n] = best.mask(h, n)
+                yield _block(hosts, counts, table, width)
+
+        search.scan(streamed(), width=width, ceiling=ceiling)
+        return search
+
     # The best subset of every (host, count) first, in the candidates' order (so a table
     # lacking an entry is reported as when all candidates were built at once) ...
     for hosts, counts in candidates():
@@ -310,31 +327,43 @@ def _eha(
             break
 
     # ... then the candidates, streamed in chunks.
-    width = m + 1 if splits == "variants" and len(pool) > m else m
-
     def blocks() -> Iterator[Block]:
-        held_hosts: list[np.ndarray] = []
-        held_masks: list[np.ndarray] = []
-        held = 0
         for hosts, counts in candidates():
-            masks = table[hosts[None, :], counts]
-            if (masks < 0).any():  # the first pass was stopped by the time limit
+            if (table[hosts[None, :], counts] < 0).any():  # the first pass hit the time limit
                 break
-            rows = np.broadcast_to(hosts, counts.shape)
-            if len(hosts) < width:  # a leading empty column: this host's real mask wins
-                rows = np.hstack([np.repeat(rows[:, :1], width - len(hosts), axis=1), rows])
-                masks = np.hstack([np.zeros((len(masks), width - len(hosts)), np.int64), masks])
-            held_hosts.append(rows)
-            held_masks.append(masks)
-            held += len(counts)
-            if held >= 4096:
-                yield np.concatenate(held_hosts), np.concatenate(held_masks)
-                held_hosts, held_masks, held = [], [], 0
-        if held:
-            yield np.concatenate(held_hosts), np.concatenate(held_masks)
+            yield _block(hosts, counts, table, width)
 
     search.scan(blocks(), width=width)
     return search
+
+
+def _block(hosts: np.ndarray, counts: np.ndarray, table: np.ndarray, width: int) -> Block:
+    """The candidates of one host combination (``counts``: one split per row) with the best
+    subsets of ``table``, padded to ``width`` hosts by a leading empty column (which the
+    combination's first host fills, so that its real mask wins)."""
+    masks = table[hosts[None, :], counts]
+    rows = np.broadcast_to(hosts, counts.shape)
+    if len(hosts) < width:
+        rows = np.hstack([np.repeat(rows[:, :1], width - len(hosts), axis=1), rows])
+        masks = np.hstack([np.zeros((len(masks), width - len(hosts)), np.int64), masks])
+    return rows, masks
+
+
+def _ceiling(instance: GpuSelectInstance, pool: Sequence[int], top: int) -> float | None:
+    """An upper bound on ``B`` of every EHA candidate over the hosts of ``pool`` (each spans
+    at least 2 hosts, the largest count at least ``top``), when none can lack an entry
+    (a bottleneck inter term and intra tables complete on those hosts' idle GPUs); ``None``
+    otherwise. For :class:`~topoopt.gpuselect.models.CapBound`: ``cap(top)``, as the inter
+    term falls with the largest count."""
+    bound = instance.bound
+    if not isinstance(bound, CapBound):
+        return None
+    for row, idle in {(int(bound.type_index[h]), instance.hosts[h].available_mask) for h in pool}:
+        for size in range(2, int(POPCOUNT[idle]) + 1):
+            if np.isnan(bound.tables[row, submask_array(idle, size)]).any():
+                return None
+    ceiling = bound.cap(top)
+    return None if math.isnan(ceiling) else ceiling
 
 
 def eha(
@@ -390,9 +419,15 @@ def complete_on_fewest_hosts(masks: np.ndarray, k: int) -> np.ndarray:
 
 
 def _pts(
-    instance: GpuSelectInstance, prune_k: int, ctx: SolveContext | None
+    instance: GpuSelectInstance,
+    prune_k: int,
+    ctx: SolveContext | None,
+    incremental: bool = True,
 ) -> tuple[float, np.ndarray, bool]:
-    """:func:`pts` and whether it finished (``False``: stopped by the time limit)."""
+    """:func:`pts` and whether it finished (``False``: stopped by the time limit).
+
+    ``incremental=False`` evaluates every removal at every step (:func:`_reference_step`),
+    the reference the per-host steps (:class:`_Removals`) are tested against."""
     k = instance.k
     bound = instance.bound
     current = instance.available_masks.copy()
@@ -413,34 +448,123 @@ def _pts(
             current = np.where(np.arange(instance.n_hosts) == keep, current, 0)
     size = int(POPCOUNT[current].sum())
     value = float(bound.batch(current[None, :])[0]) if size == k else -math.inf
-    chunk = bound.chunk_rows(1)
+    steps = _Removals(bound, current) if incremental and _Removals.applies(bound) else None
     finished = True
-    while size > k and finished:
+    while size > k:
         if expired():
             finished = False
             break
-        used = np.flatnonzero(current)
-        rows, bits = np.nonzero((current[used, None] >> BITS) & 1)  # hosts, then indices
-        hosts_of = used[rows]
-        removed = current[hosts_of] ^ (np.int64(1) << bits)
-        best_i, best_value = -1, -math.inf
-        for start in range(0, len(hosts_of), chunk):
-            stop = min(start + chunk, len(hosts_of))
-            values = bound.batch_replace(current, hosts_of[start:stop], removed[start:stop])
-            j = int(np.argmax(values))
-            if best_i < 0 or better(float(values[j]), best_value):
-                best_i, best_value = start + j, float(values[j])
-            if stop < len(hosts_of) and expired():
+        step = steps.best() if steps is not None else None
+        if step is None:
+            step = _reference_step(bound, current, expired)
+            if step is None:
                 finished = False
                 break
-        else:
-            current[hosts_of[best_i]] = removed[best_i]
-            value = best_value
-            size -= 1
+        host, mask, value = step
+        current[host] = mask
+        if steps is not None:
+            steps.update(host)
+        size -= 1
     if size > k:
         current = complete_on_fewest_hosts(current, k)
         value = float(bound.batch(current[None, :])[0])
     return value, current, finished
+
+
+def _reference_step(
+    bound: BoundModel, current: np.ndarray, expired: Callable[[], bool]
+) -> tuple[int, int, float] | None:
+    """One step of PTS by evaluating every removal: ``(host, new mask, B)`` of the best
+    (first by host, then index, on ties), or ``None`` when the time limit cut the step."""
+    chunk = bound.chunk_rows(1)
+    used = np.flatnonzero(current)
+    rows, bits = np.nonzero((current[used, None] >> BITS) & 1)  # hosts, then indices
+    hosts_of = used[rows]
+    removed = current[hosts_of] ^ (np.int64(1) << bits)
+    best_i, best_value = -1, -math.inf
+    for start in range(0, len(hosts_of), chunk):
+        stop = min(start + chunk, len(hosts_of))
+        values = bound.batch_replace(current, hosts_of[start:stop], removed[start:stop])
+        j = int(np.argmax(values))
+        if best_i < 0 or better(float(values[j]), best_value):
+            best_i, best_value = start + j, float(values[j])
+        if stop < len(hosts_of) and expired():
+            return None
+    return int(hosts_of[best_i]), int(removed[best_i]), best_value
+
+
+class _Removals:
+    """PTS's steps for the structured models, per host instead of per GPU.
+
+    With at least 3 hosts in the set, every removal leaves a subset spanning hosts, whose
+    ``B`` is ``min(A_h, L(h, b))``: ``L(h, b)`` the intra term of host ``h`` without GPU
+    ``b`` (``inf`` under 2 GPUs), ``A_h`` the minimum of the other hosts' intra terms and the
+    inter term with ``h``'s count less one (:meth:`~topoopt.gpuselect.models.StructuredBound.
+    inter_replace`). The best removal from host ``h`` is worth ``min(A_h, max_b L(h, b))``,
+    and is its first GPU with ``L(h, b)`` at least that. Only the changed host's terms are
+    recomputed after a step; the step is then ``O(hosts)`` array operations instead of
+    ``O(|S|)``, with the same values and ties as :func:`_reference_step`. Any ``nan`` (a
+    missing entry), and sets on fewer than 3 hosts, fall back to :func:`_reference_step`
+    (which raises the same error).
+    """
+
+    def __init__(self, bound: BoundModel, current: np.ndarray) -> None:
+        assert isinstance(bound, StructuredBound)
+        self.bound = bound
+        self.current = current
+        self.counts = POPCOUNT[current].astype(np.int64)
+        n = len(current)
+        self.multi = np.full(n, np.inf)  # the intra term of each host's mask (>= 2 GPUs)
+        self.top = np.full(n, -np.inf)  # max_b L(h, b); -inf for unused hosts
+        for h in np.flatnonzero(current).tolist():
+            self.update(h)
+
+    @staticmethod
+    def applies(bound: BoundModel) -> bool:
+        """Whether the model has the per-host structure (inter term of the counts only)."""
+        if isinstance(bound, ProfileBound):
+            return bound.interchangeable
+        return isinstance(bound, StructuredBound)
+
+    def removals(self, host: int) -> tuple[np.ndarray, np.ndarray]:
+        """The masks of host ``host`` without each of its GPUs (lowest first), and ``L``."""
+        mask = int(self.current[host])
+        bits = BITS[((mask >> BITS) & 1).astype(bool)]
+        removed = mask ^ (np.int64(1) << bits)
+        if len(bits) - 1 < 2:
+            return removed, np.full(len(bits), np.inf)
+        return removed, self.bound.tables[self.bound.type_index[host], removed]
+
+    def update(self, host: int) -> None:
+        """Recompute the terms of host ``host`` after its mask changed."""
+        mask = int(self.current[host])
+        count = int(POPCOUNT[mask])
+        self.counts[host] = count
+        table = self.bound.tables[self.bound.type_index[host]]
+        self.multi[host] = table[mask] if count >= 2 else np.inf
+        self.top[host] = self.removals(host)[1].max() if count else -np.inf
+
+    def best(self) -> tuple[int, int, float] | None:
+        """``(host, new mask, B)`` of the best removal, or ``None`` to fall back."""
+        used = np.flatnonzero(self.counts)
+        if len(used) < 3:
+            return None
+        multi = self.multi
+        first = int(np.argmin(multi))
+        low = multi[first]
+        multi[first] = np.inf
+        second = multi.min()
+        multi[first] = low
+        others = np.where(used == first, second, low)
+        inter = self.bound.inter_replace(self.counts, used, self.counts[used] - 1)
+        values = np.minimum(np.minimum(others, inter), self.top[used])
+        if np.isnan(values).any() or math.isnan(low):
+            return None
+        j = int(np.argmax(values))
+        host, value = int(used[j]), float(values[j])
+        removed, terms = self.removals(host)
+        b = int(np.argmax(terms >= value))
+        return host, int(removed[b]), value
 
 
 def pts(

@@ -102,18 +102,21 @@ class Search:
             dense[hosts[j]] = masks[j]
             self.value, self.masks = float(values[j]), dense
 
-    def scan(self, blocks: Iterable[Block], width: int) -> bool:
+    def scan(self, blocks: Iterable[Block], width: int, ceiling: float | None = None) -> bool:
         """Evaluate the candidates of ``blocks`` (rows of ``width`` hosts) in chunks.
 
         Returns ``False`` when the time limit stopped the scan before a chunk (never before
         the first one, so that a scan always leaves a candidate), ``True`` when every
-        candidate was seen.
+        candidate was seen or, given an upper bound ``ceiling`` on every candidate's value,
+        once the best so far reaches it (the rest could only tie, and ties go to the first).
         """
         for hosts, masks in _rechunk(blocks, self.bound.chunk_rows(width)):
             if self.masks is not None and self.expired():
                 self.stopped = True
                 return False
             self.offer(self.bound.batch_sparse(hosts, masks), hosts, masks)
+            if ceiling is not None and self.value >= ceiling:
+                return True
         return True
 
     def result(self) -> tuple[float, np.ndarray]:
