@@ -40,6 +40,14 @@ import numpy as np
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 
+MAX_COUNTING_WORK = 2_000_000_000
+"""Most element operations (table cells times per-minipod updates) the exact counting table
+may take (about 1-2 s at the limit); beyond it :class:`CountingBound` uses its Lagrangian
+relaxation (:class:`LagrangianCounting`), which is weaker but takes milliseconds."""
+
+LAGRANGE_STEPS = 64
+"""Multipliers ``lambda`` the Lagrangian counting bound tries, evenly on ``[0, cols]``."""
+
 MAX_COUNTING_CELLS = 4_000_000
 """Largest table (``(rows * min(cols, M) + 1) * (cols * min(rows, M) + 1)`` cells, 8 bytes
 each, held twice) the counting relaxation builds; beyond it the relaxation admits every pair
@@ -257,8 +265,10 @@ class CountingBound:
     ``rows * cols``.
 
     The table is built on the first :meth:`allows`. When it would have more than
-    :data:`MAX_COUNTING_CELLS` cells, or ``expired()`` stops the build (then
-    :attr:`interrupted` is set), :attr:`best` is ``None`` and every pair is allowed.
+    :data:`MAX_COUNTING_CELLS` cells or take more than :data:`MAX_COUNTING_WORK` operations,
+    :attr:`best` is ``None``, and so it is when ``expired()`` stops the build (then
+    :attr:`interrupted` is set). The Lagrangian relaxation (:class:`LagrangianCounting`,
+    milliseconds) is asked first, and the table is built only for a pair it admits.
     """
 
     def __init__(self, instance: PlacementInstance, expired: Expired = _never) -> None:
@@ -275,12 +285,27 @@ class CountingBound:
             inst.cols * min(inst.rows, inst.n_minipods) + 1,
         )
 
+    @property
+    def work(self) -> int:
+        """Element operations of the table's build (cells times per-minipod updates)."""
+        inst = self.instance
+        size_a, size_b = self.shape
+        updates = sum(
+            min(inst.rows, -(-f // b)) for f in inst.capacities for b in range(1, inst.cols + 1)
+        )
+        return size_a * size_b * updates
+
+    @cached_property
+    def lagrangian(self) -> LagrangianCounting:
+        """The fallback used when the table is too large (see :data:`MAX_COUNTING_WORK`)."""
+        return LagrangianCounting(self.instance)
+
     @cached_property
     def best(self) -> np.ndarray | None:
         inst = self.instance
         rows, cols = inst.rows, inst.cols
         size_a, size_b = self.shape
-        if size_a * size_b > MAX_COUNTING_CELLS:
+        if size_a * size_b > MAX_COUNTING_CELLS or self.work > MAX_COUNTING_WORK:
             return None
         max_a, max_b = size_a - 1, size_b - 1
         table = np.full((size_a, size_b), -np.inf)
@@ -302,6 +327,8 @@ class CountingBound:
 
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
         """Whether the relaxation admits the pair (``False`` proves it infeasible)."""
+        if not self.lagrangian.allows(max_dp_use, max_pp_use):
+            return False
         best = self.best
         if best is None:
             return True
@@ -309,3 +336,60 @@ class CountingBound:
         sa = min(inst.rows * max_pp_use, best.shape[0] - 1)
         sb = min(inst.cols * max_dp_use, best.shape[1] - 1)
         return bool(best[sa, sb] >= inst.n_nodes)
+
+
+class LagrangianCounting:
+    """The counting relaxation with the row budget dualised: fast, weaker, still valid.
+
+    For ``lambda >= 0`` a feasible pair ``(A, B)`` has counts with
+    ``sum_j min(f_j, a_j b_j) >= rows * cols``, ``sum_j a_j <= rows * B`` and
+    ``sum_j b_j <= cols * A``, so
+
+        rows * cols <= lambda * rows * B + max_{sum_j b_j <= cols * A} sum_j v_j(b_j, lambda)
+
+    with ``v_j(b, lambda) = max_{0 <= a <= rows} min(f_j, a b) - lambda a``. That function of
+    ``a`` is concave and piecewise linear (slope ``b - lambda`` up to ``a = f_j / b``, then
+    ``-lambda``), so its maximum over the integers is at ``a = 0`` or at
+    ``floor(f_j / b)`` / ``ceil(f_j / b)`` (capped at ``rows``). The right-hand side is a
+    one-dimensional knapsack over ``sum_j b_j``, solved once per ``lambda`` for every ``A``;
+    a pair is refuted when some ``lambda`` of the grid (:data:`LAGRANGE_STEPS` values on
+    ``[0, cols]``; beyond ``cols`` every ``v_j`` is 0) makes the right-hand side smaller.
+    """
+
+    def __init__(self, instance: PlacementInstance) -> None:
+        self.instance = instance
+
+    @cached_property
+    def tables(self) -> list[tuple[float, np.ndarray]]:
+        """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``."""
+        inst = self.instance
+        rows, cols = inst.rows, inst.cols
+        size = cols * min(rows, inst.n_minipods) + 1
+        caps = [f for f in inst.capacities if f > 0]
+        out = []
+        for step in range(LAGRANGE_STEPS + 1):
+            lam = cols * step / LAGRANGE_STEPS
+            table = np.full(size, -np.inf)
+            table[0] = 0.0
+            for f in caps:
+                new = table.copy()
+                for b in range(1, cols + 1):
+                    gain = 0.0
+                    for a in {min(rows, f // b), min(rows, -(-f // b))}:
+                        gain = max(gain, min(f, a * b) - lam * a)
+                    if gain > 0:
+                        np.maximum(new[b:], table[: size - b] + gain, out=new[b:])
+                table = new
+            out.append((lam, np.maximum.accumulate(table)))
+        return out
+
+    def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
+        """Whether every multiplier of the grid admits the pair (``False`` proves it
+        infeasible)."""
+        inst = self.instance
+        need = inst.n_nodes - 1e-9 * max(1, inst.n_nodes)
+        for lam, best in self.tables:
+            s = min(inst.cols * max_dp_use, len(best) - 1)
+            if lam * inst.rows * max_pp_use + best[s] < need:
+                return False
+        return True
