@@ -1,18 +1,27 @@
-"""Every registered solver passes every conformance check on its family's examples."""
+"""Every registered solver passes every conformance check on its family's examples, and honours
+its time limit on its family's slow instances."""
 
 from __future__ import annotations
 
 import pytest
 
 from topoopt.core.registry import solver_names
-from topoopt.testing import KNOWN_FAILURES, Case, conformance_cases, run_check
+from topoopt.testing import (
+    KNOWN_FAILURES,
+    Case,
+    conformance_cases,
+    run_check,
+    slow_cases,
+    solvers_without_slow_case,
+)
 
 CASES = list(conformance_cases())
 
 
-def _param(case: Case) -> object:
+def _param(case: Case, *marks: pytest.MarkDecorator) -> object:
     reason = KNOWN_FAILURES.get((case.solver, case.check))
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    if reason:
+        marks = (*marks, pytest.mark.xfail(reason=reason, strict=True))
     return pytest.param(case, id=str(case), marks=marks)
 
 
@@ -25,3 +34,29 @@ def test_every_registered_solver_is_covered() -> None:
     """No registered solver escapes the suite (its family must provide examples)."""
     covered = {case.solver for case in CASES}
     assert covered == set(solver_names())
+
+
+SOLVERS = solver_names()
+"""By solver: the slow instances are made when the tests run, not when they are collected."""
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_time_limit_on_a_slow_instance(solver: str) -> None:
+    """One case per solver: its first slow instance, the default backend, a 1 s limit."""
+    for case in slow_cases([solver]):
+        if KNOWN_FAILURES.get((case.solver, case.check)):
+            pytest.xfail(KNOWN_FAILURES[(case.solver, case.check)])
+        run_check(case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_time_limit_on_every_slow_instance(solver: str) -> None:
+    """Every slow instance the solver accepts, with every installed backend."""
+    for case in slow_cases([solver], exhaustive=True):
+        run_check(case)
+
+
+def test_every_solver_has_a_slow_instance() -> None:
+    """Each solver accepts at least one slow instance of its family."""
+    assert solvers_without_slow_case() == []

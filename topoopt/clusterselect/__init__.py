@@ -45,6 +45,7 @@ FAMILY = Family(
     size=_size,
     describe=_solution.describe,
     examples=generate.examples,
+    slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
     solver_modules=("topoopt.clusterselect.solvers",),
     oracle="clusterselect/enumerate",

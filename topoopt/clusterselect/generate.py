@@ -142,3 +142,16 @@ GENERATORS: dict[str, Callable[..., list[ClusterSelectInstance]]] = {
     "scaling": scaling,
 }
 """Suites for ``topoopt instances generate clusterselect --suite NAME --seed N``."""
+
+
+def slow_examples() -> list[ClusterSelectInstance]:
+    """Instances on which the solvers need the longest (the time-limit check of the conformance
+    suite): 400 clusters (the MIP's largest) and 28 clusters (within the oracle's limit)."""
+    rng = make_rng(7)
+    random_graph(rng, 24, max_free=16)  # the draw before: keeps the instance below as measured
+    clusters, links = random_graph(rng, 28, max_free=16)
+    demand = sum(g for _, g in clusters) // 3
+    return [
+        scaling(0, sizes=(400,))[0],
+        ClusterSelectInstance("enum-28", clusters, links, demand),
+    ]

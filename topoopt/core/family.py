@@ -138,6 +138,11 @@ class Family(Generic[InstanceT, SolutionT]):
     examples
         Small instances the enumeration oracle solves quickly; the conformance suite runs every
         solver of the family on them.
+    slow_examples
+        Instances on which the family's solvers need far longer than a second (large,
+        generated); the conformance suite solves each with a 1 s limit and checks the limit is
+        honoured (:func:`topoopt.testing.check_time_limit_respected`). Several when no one
+        instance suits every solver (an enumeration oracle refuses a large one). Default none.
     generators
         Named instance-suite generators: ``generators[suite](seed=..., **options)`` returns a
         list of instances (``topoopt instances generate``). Deterministic given the seed.
@@ -177,6 +182,7 @@ class Family(Generic[InstanceT, SolutionT]):
     size: Callable[[InstanceT], dict[str, int]] = field(default=_no_size)
     describe: Callable[[InstanceT, SolutionT], str] = field(default=_no_description)
     examples: Callable[[], Sequence[InstanceT]] = field(default=list)
+    slow_examples: Callable[[], Sequence[InstanceT]] = field(default=list)
     generators: Mapping[str, Callable[..., Sequence[InstanceT]]] = field(default_factory=dict)
     solver_modules: tuple[str, ...] = ()
     oracle: str | None = None

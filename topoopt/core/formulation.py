@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
+from topoopt.core.deadline import TimeUp, interrupt_at
 from topoopt.core.errors import TopooptError
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
@@ -90,7 +91,8 @@ class MipRun:
     Attributes
     ----------
     model
-        The solved model (incumbent values loaded when there is one).
+        The solved model (incumbent values loaded when there is one); ``None`` when the time
+        limit stopped the build.
     outcome
         What the backend reported.
     solution
@@ -164,8 +166,11 @@ class MipSolver(Solver):
     ) -> MipRun:
         """Build the formulation with ``opts``, warm start it, solve it and extract a solution.
 
-        When the time limit has passed once the model is built and warm started, the backend
-        is not called: the run ends with ``TIME_LIMIT`` and its solution is the start (if any).
+        The start (:meth:`start_within`, a share of the time) comes first, then the build,
+        which the time limit stops (:func:`~topoopt.core.deadline.interrupt_at`): when the
+        limit passes during the build or before the backend is called, the run ends with
+        ``TIME_LIMIT``, no model (``model`` is ``None`` when the build was stopped) and the
+        start as its solution (if any). The backend gets the time left after the build.
 
         Parameters
         ----------
@@ -181,23 +186,28 @@ class MipSolver(Solver):
         """
         formulation = self.load()
         t0 = time.perf_counter()
-        model = formulation.build(instance, **opts)
         left = ctx.time_left()
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
         start = self.start_within(instance, share, **opts)
-        if start is not None:
-            formulation.warm_start(model, start)
+        try:
+            with interrupt_at(ctx.deadline):
+                model = formulation.build(instance, **opts)
+                if start is not None:
+                    formulation.warm_start(model, start)
+        except TimeUp:
+            model = None
         build_s = time.perf_counter() - t0
-        if ctx.expired():
+        if model is None or ctx.expired():
             from topoopt.core.mip import MipOutcome
 
+            what = "build the model" if model is None else "solve after the build"
             skipped = MipOutcome(
                 termination=TerminationReason.TIME_LIMIT,
                 has_solution=False,
                 objective=None,
                 bound=None,
                 solve_s=0.0,
-                message=f"no time left to solve after the build ({build_s:.1f} s)",
+                message=f"no time left to {what} ({build_s:.1f} s)",
             )
             return MipRun(model, skipped, start, build_s, 0.0)
         outcome = ctx.solve_model(
@@ -207,7 +217,11 @@ class MipSolver(Solver):
             option_defaults=self.backend_defaults,
         )
         t1 = time.perf_counter()
-        solution = formulation.extract(model, instance) if outcome.has_solution else None
+        if outcome.has_solution:
+            solution = formulation.extract(model, instance)
+        else:  # the start is still an incumbent when the backend had no time to find one
+            timed_out = outcome.termination is TerminationReason.TIME_LIMIT
+            solution = start if timed_out else None
         return MipRun(
             model=model,
             outcome=outcome,

@@ -48,6 +48,7 @@ from topoopt.core.backends import (
     check_backend_options,
     get_backend,
 )
+from topoopt.core.deadline import TimeUp, interrupt_at
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.status import TerminationReason
 
@@ -86,9 +87,14 @@ class MipOutcome:
 
 @dataclass(frozen=True)
 class _Settings:
-    """What topoopt asks of one backend call (the adapters' input)."""
+    """What topoopt asks of one backend call (the adapters' input).
 
-    time_limit: float | None
+    ``deadline`` is the ``time.perf_counter()`` by which the call must return: the adapters
+    stop translating the model at it (:func:`~topoopt.core.deadline.interrupt_at`) and give
+    the backend the time left once the model is translated.
+    """
+
+    deadline: float | None
     rel_gap: float
     warmstart: bool
     options: dict[str, Any]
@@ -117,11 +123,34 @@ class _LineCollector(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+class _TranslationStopped(Exception):
+    """The time limit passed while the model was translated for the backend."""
+
+
+def _time_left(deadline: float | None) -> float | None:
+    """Seconds the backend may search (at least 1 ms), ``None`` without a deadline."""
+    return None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+
+
+def _guarded(translate: Callable[..., Any], deadline: float | None) -> Callable[..., Any]:
+    """``translate`` stopped at ``deadline`` (it then raises :class:`_TranslationStopped`)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with interrupt_at(deadline):
+                return translate(*args, **kwargs)
+        except TimeUp:
+            raise _TranslationStopped from None
+
+    return run
+
+
 def solve_model(
     model: pyo.ConcreteModel,
     *,
     backend: str | None = DEFAULT_BACKEND,
     time_limit: float | None = None,
+    deadline: float | None = None,
     rel_gap: float = 0.0,
     threads: int | None = None,
     seed: int | None = None,
@@ -138,7 +167,12 @@ def solve_model(
     backend
         A name of :data:`~topoopt.core.backends.BACKENDS` (``None``: the default, HiGHS).
     time_limit
-        Seconds; ``None`` for none.
+        Seconds; ``None`` for none. The whole call honours it: translating the model for the
+        backend counts, the backend gets what is left once the model is translated, and a
+        translation that outlasts it is stopped (``TIME_LIMIT`` without a solution).
+    deadline
+        The ``time.perf_counter()`` by which to return, instead of ``time_limit`` (a caller
+        that spent part of its limit building the model passes its own deadline).
     rel_gap
         Relative MIP gap at which to stop (``0`` proves optimality; then the backend's
         absolute gap is also tightened to :data:`~topoopt.core.backends.PROOF_ABS_GAP`).
@@ -192,17 +226,28 @@ def solve_model(
     if collector is not None:
         logger = logging.Logger(f"topoopt.mip.{record.name}")  # unregistered: nothing leaks
         logger.addHandler(collector)
+    start = time.perf_counter()
+    if deadline is None and time_limit is not None:
+        deadline = start + max(time_limit, 1e-3)
     settings = _Settings(
-        time_limit=None if time_limit is None else max(time_limit, 1e-3),
+        deadline=deadline,
         rel_gap=rel_gap,
         warmstart=warmstart,
         options=options,
         stdout=log is True,
         logger=logger,
     )
-    start = time.perf_counter()
     try:
         raw = _ADAPTERS[record.interface](record, model, settings)
+    except _TranslationStopped:
+        return MipOutcome(
+            termination=TerminationReason.TIME_LIMIT,
+            has_solution=False,
+            objective=None,
+            bound=None,
+            solve_s=time.perf_counter() - start,
+            message=f"{record.label}: the time limit passed while the model was translated",
+        )
     except Exception as exc:
         if record.license_error is None or not _is_license_error(record, exc):
             raise
@@ -263,12 +308,19 @@ def _solve_appsi(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _Ra
     if s.logger is not None:
         opt.config.solver_output_logger = s.logger
         opt.config.log_level = logging.INFO
-    if s.time_limit is not None:
-        # on the interface object itself: SolverFactory('appsi_highs') would overwrite it
-        opt.config.time_limit = s.time_limit
-    # applied after the time limit and gap above: the user's options win
+    # applied after the time limit and gap: the user's options win
     assert record.options_attribute, f"{record.name}: an APPSI backend needs options_attribute"
     setattr(opt, record.options_attribute, dict(s.options))
+    # Translate first (guarded inside the interface's output capture, see topoopt.core.deadline),
+    # then give the backend the time left: the translation of a large model takes seconds that
+    # the backend's own clock does not count. solve() then only checks for changes: none.
+    opt.add_block = _guarded(opt.add_block, s.deadline)
+    opt.set_instance(model)
+    for check in _APPSI_UPDATE_CHECKS:
+        setattr(opt.update_config, check, False)
+    if s.deadline is not None:
+        # on the interface object itself: SolverFactory('appsi_highs') would overwrite it
+        opt.config.time_limit = _time_left(s.deadline)
     res = opt.solve(model)
     has_solution = res.best_feasible_objective is not None
     if has_solution:
@@ -292,6 +344,16 @@ def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _
         tee.append(True)
     if s.logger is not None:
         tee.append(s.logger)
+    create = getattr(opt, "_create_solver_model", None)
+    if create is not None:  # both direct interfaces translate here, then read the time limit
+
+        def create_then_limit(pyomo_model: Any, config: Any) -> Any:
+            out = _guarded(create, s.deadline)(pyomo_model, config)
+            if s.deadline is not None:
+                config.time_limit = _time_left(s.deadline)
+            return out
+
+        opt._create_solver_model = create_then_limit
     kwargs: dict[str, Any] = {
         "load_solutions": False,
         "raise_exception_on_nonoptimal_result": False,
@@ -300,8 +362,8 @@ def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _
         "warmstart_discrete_vars": s.warmstart,
         "tee": tee,
     }
-    if s.time_limit is not None:
-        kwargs["time_limit"] = s.time_limit
+    if s.deadline is not None:
+        kwargs["time_limit"] = _time_left(s.deadline)
     res = opt.solve(model, **kwargs)
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     if has_solution:
@@ -313,6 +375,18 @@ def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _
         bound=res.objective_bound,
     )
 
+
+_APPSI_UPDATE_CHECKS = (
+    "check_for_new_or_removed_constraints",
+    "check_for_new_or_removed_vars",
+    "check_for_new_or_removed_params",
+    "check_for_new_objective",
+    "update_constraints",
+    "update_vars",
+    "update_params",
+    "update_named_expressions",
+)
+"""APPSI's change checks, all off once the model is translated (nothing changed since)."""
 
 _ADAPTERS: dict[str, Callable[[Backend, pyo.ConcreteModel, _Settings], _Raw]] = {
     "appsi": _solve_appsi,

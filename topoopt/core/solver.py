@@ -104,6 +104,11 @@ class SolveContext:
             return math.inf
         return self.time_limit - (time.perf_counter() - self.started)
 
+    @property
+    def deadline(self) -> float | None:
+        """The ``time.perf_counter()`` at which the time limit passes (``None``: no limit)."""
+        return None if self.time_limit is None else self.started + self.time_limit
+
     def expired(self) -> bool:
         """Whether the time limit has passed."""
         return self.time_left() <= 0
@@ -127,11 +132,10 @@ class SolveContext:
         defaults = (option_defaults or {}).get(self.backend or "", {})
         options = {**defaults, **(self.backend_options or {})}
 
-        left = self.time_left()
         return solve_model(
             model,
             backend=self.backend,
-            time_limit=None if math.isinf(left) else max(left, 1e-3),
+            deadline=self.deadline,
             rel_gap=self.rel_gap if rel_gap is None else rel_gap,
             threads=self.threads,
             seed=self.seed,

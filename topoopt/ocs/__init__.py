@@ -48,6 +48,7 @@ FAMILY = Family(
     size=_size,
     describe=_solution.describe,
     examples=generate.examples,
+    slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
     solver_modules=("topoopt.ocs.solvers",),
     oracle="ocs/enumerate",

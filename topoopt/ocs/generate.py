@@ -358,3 +358,13 @@ GENERATORS: dict[str, Callable[..., list[OcsInstance]]] = {
     "units": by_units,
 }
 """Suites for ``topoopt instances generate ocs --suite NAME --seed N``."""
+
+
+def slow_examples() -> list[OcsInstance]:
+    """Instances on which the solvers need far longer than a second (the time-limit check of
+    the conformance suite): 64 pods and up to 96 comm-heavy jobs, and 8 pods with 12 jobs (the
+    oracle's size)."""
+    return [
+        random_instance(make_rng(0), "slow-64x96", pods=64, jobs=96, mix="comm", ports=(8, 16)),
+        random_instance(make_rng(0), "enum-8x12", pods=8, jobs=12, mix="compute", ports=(8, 16)),
+    ]

@@ -18,6 +18,7 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -140,11 +141,13 @@ def best_response(
     jobs: Iterable[int],
     passes: int = 2,
     start: Mapping[int, Choice] | None = None,
+    deadline: float | None = None,
 ) -> dict[int, Choice]:
     """Choices for ``jobs`` (one group): greedily by decreasing traffic, then up to ``passes``
     rounds in which each free job in turn takes its best option against all the others (module
     docstring). Jobs with a choice in ``start`` keep it instead of the greedy step (the passes
-    still revise it): how a neighbouring group's choices are reused."""
+    still revise it): how a neighbouring group's choices are reused. The passes stop when
+    ``time.perf_counter()`` passes ``deadline`` (the choices made so far are kept)."""
     jobs = list(jobs)
     start = start or {}
     choices: dict[int, Choice] = {}
@@ -161,6 +164,8 @@ def best_response(
     for _ in range(passes):
         changed = False
         for j in free:
+            if deadline is not None and time.perf_counter() > deadline:
+                return choices
             others = group_load(instance, {k: c for k, c in choices.items() if k != j})
             option = _best_option(instance, j, others, choices[j])
             if option != choices[j]:

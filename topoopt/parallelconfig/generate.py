@@ -270,3 +270,15 @@ GENERATORS: dict[str, Callable[..., list[ParallelConfigInstance]]] = {
     "scaling": scaling,
 }
 """Suites for ``topoopt instances generate parallelconfig --suite NAME --seed N``."""
+
+
+def slow_examples() -> list[ParallelConfigInstance]:
+    """Instances on which the solvers need the longest (the time-limit check of the conformance
+    suite): a 6.7B-parameter model on 64 nodes of 8 GPUs, and a random job on 16 GPUs (within
+    the oracle's limit)."""
+    rng = make_rng(0)
+    random_instance(rng, "r", max_gpus=12, max_nodes=12, max_layers=32, node_gpus=2)
+    enum = random_instance(
+        rng, "enum-16", max_gpus=16, max_nodes=16, max_layers=32, node_gpus=2, micro_batches=32
+    )
+    return [scaling(0, nodes=(64,), models=("gpt-6.7b",))[0], enum]

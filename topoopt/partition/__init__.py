@@ -53,6 +53,7 @@ FAMILY = Family(
     size=_size,
     describe=_solution.describe,
     examples=generate.examples,
+    slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
     solver_modules=("topoopt.partition.solvers",),
     oracle="partition/enumerate",

@@ -383,3 +383,15 @@ GENERATORS: dict[str, Callable[..., list[PartitionInstance]]] = {
     "tpa-64": tpa_64,
 }
 """Suites for ``topoopt instances generate partition --suite NAME --seed N``."""
+
+
+def slow_examples() -> list[PartitionInstance]:
+    """Instances on which the solvers need far longer than a second (the time-limit check of
+    the conformance suite): a Table 2 job of 512 units, a 64-unit TPA job with the intra-cluster
+    data (``partition/heuristic-ilp``), and 7 units on 8 clusters (``8^7`` assignments, within
+    the oracle's limit)."""
+    return [
+        table2(0, 1, vertices=512)[0],
+        tpa_64(0, 1)[0],
+        job_instance(make_rng(1), "enum-7x8", stages=7, replicas=1, edges=10, clusters=8),
+    ]

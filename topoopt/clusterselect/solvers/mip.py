@@ -15,6 +15,7 @@ import time
 from topoopt.clusterselect.instance import ClusterSelectInstance
 from topoopt.clusterselect.solution import Selection, key
 from topoopt.clusterselect.solvers.spinsearch import spinsearch
+from topoopt.core.deadline import TimeUp, interrupt_at
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
@@ -54,12 +55,16 @@ class SelectMipSolver(MipSolver):
         from topoopt.clusterselect.formulations import select_mip as formulation
 
         t0 = time.perf_counter()
-        model = formulation.build(instance)
         start = self.start(instance)
-        formulation.warm_start(model, start)
+        try:  # the build of a large model is stopped by the time limit: the start is kept
+            with interrupt_at(ctx.deadline):
+                model = formulation.build(instance)
+                formulation.warm_start(model, start)
+        except TimeUp:
+            model = None
         build_s = time.perf_counter() - t0
         scale = len(instance.graph.levels) + 1
-        if ctx.expired():
+        if model is None or ctx.expired():
             return Attempt(
                 start, TerminationReason.TIME_LIMIT, build_s=build_s, message="no time to solve"
             )

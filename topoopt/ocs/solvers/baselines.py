@@ -23,15 +23,19 @@ class NoTdmSolver(Solver):
     complete = False
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
-        return solve_placed(instance, self._solve_placed)
+        return solve_placed(instance, lambda placed: self._solve_placed(placed, ctx))
 
-    def _solve_placed(self, instance: OcsInstance) -> Attempt:
+    def _solve_placed(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
         jobs = range(instance.n_jobs)
-        found = schedule(instance, [1] * instance.n_jobs, best_response(instance, jobs))
+        choices = best_response(instance, jobs, deadline=ctx.deadline)
+        found = schedule(instance, [1] * instance.n_jobs, choices)
         if found is None:
             return Attempt(
                 None,
                 TerminationReason.COMPLETED,
                 message="the jobs' joint traffic cannot be served by the OXC ports in one group",
             )
-        return Attempt(found, TerminationReason.COMPLETED)
+        stopped = ctx.expired()  # the best-response passes were cut short
+        return Attempt(
+            found, TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED
+        )

@@ -26,7 +26,9 @@ communication is long) is not modelled (jobs given by units are placed once, by 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from topoopt.core.deadline import TimeUp, interrupt_at
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
@@ -90,7 +92,9 @@ class HillClimbSolver(Solver):
                     choices, load = algorithm2(instance, sorted(jobs))
                 else:
                     start = {j: c for j, c in hint.items() if j in jobs}
-                    choices = best_response(instance, sorted(jobs), start=start)
+                    choices = best_response(
+                        instance, sorted(jobs), start=start, deadline=ctx.deadline
+                    )
                     load = group_load(instance, choices)
                 cache[jobs] = (comm_or_inf(instance, load), choices)
             return cache[jobs]
@@ -123,6 +127,7 @@ class HillClimbSolver(Solver):
                 found = best_of(flips, hint)
                 if found is not None and found[0] < value:
                     current, value = found[1], found[0]
+                    keep(current, value)
                     moves += 1
                     continue
                 if neighbourhood == "flip" or termination is not TerminationReason.COMPLETED:
@@ -137,6 +142,7 @@ class HillClimbSolver(Solver):
                 if found is None or not found[0] < value:
                     return current, value
                 current, value = found[1], found[0]
+                keep(current, value)
                 moves += 1
 
         def best_of(
@@ -154,17 +160,36 @@ class HillClimbSolver(Solver):
             return best
 
         starts = [tuple([1] * instance.n_jobs)]  # line 2
-        if restart:
-            greedy = OxcGreedySolver().solve(instance).solution
-            if greedy is not None:
-                starts.append(greedy.groups)
-        current, value = starts[0], math.inf
-        for start in starts:
-            if termination is not TerminationReason.COMPLETED:
-                break
-            reached, reached_value = improve(start, score(start, {}))
-            if reached_value < value:
-                current, value = reached, reached_value
+        fallback = None  # the greedy schedule, when the time is up before it is scored
+        best: list[Any] = [starts[0], math.inf]
+
+        def keep(groups: tuple[int, ...], value: float) -> None:
+            if value < best[1]:
+                best[:] = [groups, value]
+
+        try:  # a score can take seconds on a large instance: the time limit stops it
+            with interrupt_at(ctx.deadline):
+                if restart:
+                    left = ctx.time_left()
+                    greedy = OxcGreedySolver().solve(
+                        instance, time_limit=None if math.isinf(left) else left
+                    )
+                    if greedy.solution is not None:
+                        starts.append(greedy.solution.groups)
+                        fallback = greedy.solution
+                for start in starts:
+                    if termination is not TerminationReason.COMPLETED:
+                        break
+                    first = score(start, {})
+                    keep(start, first)
+                    improve(start, first)
+        except TimeUp:
+            termination = TerminationReason.TIME_LIMIT
+        current, value = best
+        if math.isinf(value) and fallback is not None:
+            return Attempt(
+                fallback, termination, message=f"{moves} moves; the greedy start, not improved"
+            )
         if math.isinf(value):
             return Attempt(
                 None, termination, message=f"no grouping reached in {moves} moves can be served"

@@ -15,6 +15,7 @@ from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
+from topoopt.core.status import TerminationReason
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.solution import Schedule
 
@@ -76,11 +77,16 @@ class TdmIlpSolver(MipSolver):
     def start_within(
         self, instance: OcsInstance, time_limit: float | None, **opts: Any
     ) -> Schedule | None:
-        """:meth:`start` within ``time_limit`` too (a fifth of the call's remaining time)."""
+        """:meth:`start` within ``time_limit`` too (a fifth of the call's remaining time);
+        ``ocs/oxc-greedy``'s schedule when the hill climb finds none in that time."""
+        from topoopt.ocs.solvers.greedy import OxcGreedySolver
         from topoopt.ocs.solvers.hill_climb import HillClimbSolver
 
         limit = START_MAX_S if time_limit is None else min(START_MAX_S, time_limit)
-        return HillClimbSolver().solve(instance, time_limit=limit).solution
+        found = HillClimbSolver().solve(instance, time_limit=limit)
+        if found.solution is None and found.termination is TerminationReason.TIME_LIMIT:
+            return OxcGreedySolver().solve(instance).solution
+        return found.solution
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
         if not isinstance(symmetry, bool):

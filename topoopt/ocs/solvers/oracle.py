@@ -11,8 +11,9 @@ for a fixed grouping the best choices of each group are those that minimise that
 communication time, and the oracle computes that minimum once per set of jobs
 (``best_comm``) instead of once per grouping. Exponential:
 :meth:`EnumerateSolver.unsupported_reason` refuses instances with more than
-:data:`MAX_COMBINATIONS` (set, choices) combinations, and the time limit is checked between
-sets.
+:data:`MAX_COMBINATIONS` (set, choices) combinations. The groupings are visited in order,
+each set's minimum computed when a grouping first needs it, and the time limit is checked
+between groupings: a stopped run returns the best grouping visited (its incumbent).
 """
 
 from __future__ import annotations
@@ -93,25 +94,32 @@ class EnumerateSolver(Solver):
             for choice in options(instance, j)
         }
         comm: dict[tuple[int, ...], tuple[float, dict[int, Choice]] | None] = {}
-        for mask in range(2**n):
-            if ctx.expired():
-                return Attempt(
-                    None,
-                    TerminationReason.TIME_LIMIT,
-                    message=f"stopped while enumerating sets of jobs ({mask} of {2**n})",
-                )
-            jobs = tuple(j for j in range(n) if mask >> j & 1)
-            comm[jobs] = best_comm(instance, jobs, demands)
+
+        def comm_of(jobs: tuple[int, ...]) -> tuple[float, dict[int, Choice]] | None:
+            if jobs not in comm:  # each set of jobs once, when a grouping first needs it
+                comm[jobs] = best_comm(instance, jobs, demands)
+            return comm[jobs]
+
         best: tuple[float, tuple[int, ...]] | None = None
+        stopped, count = False, 0
         for groups in itertools.product((1, 2), repeat=n):
-            one = tuple(j for j in range(n) if groups[j] == 1)
-            two = tuple(j for j in range(n) if groups[j] == 2)
-            first, second = comm[one], comm[two]
+            if ctx.expired():
+                stopped = True
+                break
+            count += 1
+            first = comm_of(tuple(j for j in range(n) if groups[j] == 1))
+            second = comm_of(tuple(j for j in range(n) if groups[j] == 2))
             if first is None or second is None:
                 continue
             value = round_of(instance, groups, {1: first[0], 2: second[0]})
             if best is None or value < best[0]:
                 best = (value, groups)
+        if stopped and best is None:
+            return Attempt(
+                None,
+                TerminationReason.TIME_LIMIT,
+                message=f"stopped after {count} of {2**n} groupings, none servable yet",
+            )
         if best is None:
             return Attempt(
                 None,
@@ -124,6 +132,12 @@ class EnumerateSolver(Solver):
             found = comm[tuple(j for j in range(n) if groups[j] == g)]
             assert found is not None
             choices.update(found[1])
+        if stopped:
+            return Attempt(
+                schedule(instance, groups, choices),
+                TerminationReason.TIME_LIMIT,
+                message=f"stopped after {count} of {2**n} groupings; the best of those",
+            )
         return Attempt(
             schedule(instance, groups, choices),
             TerminationReason.OPTIMAL,

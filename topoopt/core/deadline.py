@@ -1,0 +1,113 @@
+"""A hard stop for pure-Python work that does not look at the clock: :func:`interrupt_at`.
+
+Building a Pyomo model and translating it for a backend are long pure-Python loops (Pyomo
+calls the formulation's rules, the interface walks every expression) that cannot be told about
+a time limit. :func:`interrupt_at` raises :class:`TimeUp` in the calling thread when a deadline
+passes inside its block, so that a MIP solver can return its best incumbent (its warm start)
+within the limit instead of finishing a build it has no time to solve.
+
+How: a timer thread asks the interpreter to raise :class:`TimeUp` in the calling thread
+(``PyThreadState_SetAsyncExc``, CPython's way of interrupting another thread). The exception
+arrives at the next Python instruction; code running inside a C call (a MIP backend's own
+search) is interrupted only when the call returns, so backends keep their own time limits.
+Rules for using it:
+
+* guard only code whose partial state is thrown away when it stops (a model being built, a
+  backend model being filled), never code that holds resources whose release must not be cut
+  short (a ``with`` block that redirects file descriptors must be *around* the guard, not
+  inside it);
+* :class:`TimeUp` derives from :class:`BaseException`, like :class:`KeyboardInterrupt`, so that
+  library code with ``except Exception`` does not swallow it;
+* when the block ends first, an interruption requested at the same moment is withdrawn: no
+  :class:`TimeUp` is raised after the block.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class TimeUp(BaseException):
+    """The deadline of an :func:`interrupt_at` block passed inside it."""
+
+
+def _request(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Ask CPython to raise ``exc`` in thread ``thread_id`` (``None`` withdraws a request)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), None if exc is None else ctypes.py_object(exc)
+    )
+
+
+@contextmanager
+def interrupt_at(deadline: float | None) -> Iterator[None]:
+    """Raise :class:`TimeUp` in this thread if ``time.perf_counter()`` passes ``deadline``
+    while the block runs (``None``: no deadline, the block runs as is).
+
+    Raises
+    ------
+    TimeUp
+        At once when the deadline has already passed, or when it passes inside the block.
+
+    Examples
+    --------
+    >>> import time
+    >>> try:
+    ...     with interrupt_at(time.perf_counter() + 0.05):
+    ...         while True:
+    ...             pass
+    ... except TimeUp:
+    ...     print("stopped")
+    stopped
+    """
+    if deadline is None:
+        yield
+        return
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise TimeUp
+    quiet = _QuietAboutTimeUp()
+    for name in LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
+    thread_id = threading.get_ident()
+    lock = threading.Lock()
+    state = {"armed": True, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if state["armed"]:
+                state["fired"] = True
+                _request(thread_id, TimeUp)
+
+    timer = threading.Timer(left, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["armed"] = False
+            if state["fired"]:
+                _request(thread_id, None)  # not delivered yet: it must not leak out
+        timer.cancel()
+        for name in LOGGERS:
+            logging.getLogger(name).removeFilter(quiet)
+
+
+LOGGERS = ("pyomo.core",)
+"""Loggers whose reports of an interrupted block are dropped (Pyomo logs a component whose
+construction raised, even :class:`TimeUp`, before re-raising it)."""
+
+
+class _QuietAboutTimeUp(logging.Filter):
+    """Drops the records that report a :class:`TimeUp` (it is no error: the time was up)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "TimeUp" not in record.getMessage()
+
+
+__all__ = ["TimeUp", "interrupt_at"]
