@@ -1,6 +1,9 @@
-"""PTS's per-host steps choose exactly what evaluating every removal at every step chooses."""
+"""PTS's per-host steps and EHA's ceiling change no choice: the same as evaluating every
+removal at every step, and every candidate."""
 
 from __future__ import annotations
+
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ from strategies import any_instances, small_instances
 
 from topoopt.core.errors import TopooptError
 from topoopt.gpuselect.generate import MODEL_KINDS, large_pool
-from topoopt.gpuselect.solvers.bandpilot import _pts
+from topoopt.gpuselect.solvers import bandpilot
+from topoopt.gpuselect.solvers.bandpilot import _pts, eha
 
 
 def _same(inst: object, prune_k: int) -> None:
@@ -50,3 +54,24 @@ def test_incremental_pts_equals_reference_with_missing_entries(
     """Partial tables: the same choice, or the same error for the same missing entry."""
     inst = data.draw(any_instances(kind))
     assert _outcome(inst, True) == _outcome(inst, False)
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), splits=st.sampled_from(["variants", "balanced"]))
+def test_eha_ceiling_keeps_the_choice(kind: str, data: st.DataObject, splits: str) -> None:
+    """EHA stopping at its ceiling returns what scanning every candidate returns."""
+    inst = data.draw(small_instances(kind, max_hosts=6, max_pool=20))
+    value, masks = eha(inst, splits=splits)
+    with mock.patch.object(bandpilot, "_ceiling", lambda *args: None):
+        ref_value, ref_masks = eha(inst, splits=splits)
+    assert (value, masks.tolist()) == (ref_value, ref_masks.tolist())
+
+
+@pytest.mark.parametrize("k", [24, 100, 300])
+def test_eha_ceiling_keeps_the_choice_on_a_pool(k: int) -> None:
+    inst = large_pool(seed=2, gpus=1024, ks=(k,))[0]
+    value, masks = eha(inst)
+    with mock.patch.object(bandpilot, "_ceiling", lambda *args: None):
+        ref_value, ref_masks = eha(inst)
+    assert (value, masks.tolist()) == (ref_value, ref_masks.tolist())

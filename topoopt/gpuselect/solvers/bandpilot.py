@@ -353,8 +353,8 @@ def _ceiling(instance: GpuSelectInstance, pool: Sequence[int], top: int) -> floa
     """An upper bound on ``B`` of every EHA candidate over the hosts of ``pool`` (each spans
     at least 2 hosts, the largest count at least ``top``), when none can lack an entry
     (a bottleneck inter term and intra tables complete on those hosts' idle GPUs); ``None``
-    otherwise. For :class:`~topoopt.gpuselect.models.CapBound`: ``cap(top)``, as the inter
-    term falls with the largest count."""
+    otherwise. For :class:`~topoopt.gpuselect.models.CapBound`: the inter term when the
+    largest count is ``top``, as it falls with the largest count."""
     bound = instance.bound
     if not isinstance(bound, CapBound):
         return None
@@ -362,7 +362,7 @@ def _ceiling(instance: GpuSelectInstance, pool: Sequence[int], top: int) -> floa
         for size in range(2, int(POPCOUNT[idle]) + 1):
             if np.isnan(bound.tables[row, submask_array(idle, size)]).any():
                 return None
-    ceiling = bound.cap(top)
+    ceiling = float(bound.inter_batch(np.array([[top]], dtype=np.int64))[0])
     return None if math.isnan(ceiling) else ceiling
 
 
@@ -516,6 +516,12 @@ class _Removals:
         n = len(current)
         self.multi = np.full(n, np.inf)  # the intra term of each host's mask (>= 2 GPUs)
         self.top = np.full(n, -np.inf)  # max_b L(h, b); -inf for unused hosts
+        self.n_used = int(np.count_nonzero(current))
+        self.missing: set[int] = set()  # hosts with a nan removal term
+        self._cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        if isinstance(bound, CapBound):  # the inter term by largest count, as batches give it
+            counts = np.arange(MAX_GPUS_PER_HOST + 1, dtype=np.int64)[:, None]
+            self.caps = bound.inter_batch(counts).tolist()
         for h in np.flatnonzero(current).tolist():
             self.update(h)
 
@@ -528,43 +534,80 @@ class _Removals:
 
     def removals(self, host: int) -> tuple[np.ndarray, np.ndarray]:
         """The masks of host ``host`` without each of its GPUs (lowest first), and ``L``."""
-        mask = int(self.current[host])
-        bits = BITS[((mask >> BITS) & 1).astype(bool)]
-        removed = mask ^ (np.int64(1) << bits)
-        if len(bits) - 1 < 2:
-            return removed, np.full(len(bits), np.inf)
-        return removed, self.bound.tables[self.bound.type_index[host], removed]
+        key = (int(self.bound.type_index[host]), int(self.current[host]))
+        if key not in self._cache:
+            row, mask = key
+            bits = BITS[((mask >> BITS) & 1).astype(bool)]
+            removed = mask ^ (np.int64(1) << bits)
+            if len(bits) - 1 < 2:
+                self._cache[key] = removed, np.full(len(bits), np.inf)
+            else:
+                self._cache[key] = removed, self.bound.tables[row, removed]
+        return self._cache[key]
 
     def update(self, host: int) -> None:
         """Recompute the terms of host ``host`` after its mask changed."""
         mask = int(self.current[host])
         count = int(POPCOUNT[mask])
+        if self.counts[host] and not count:
+            self.n_used -= 1
         self.counts[host] = count
         table = self.bound.tables[self.bound.type_index[host]]
         self.multi[host] = table[mask] if count >= 2 else np.inf
-        self.top[host] = self.removals(host)[1].max() if count else -np.inf
+        top = float(self.removals(host)[1].max()) if count else -math.inf
+        self.top[host] = top
+        if math.isnan(top):
+            self.missing.add(host)
+        else:
+            self.missing.discard(host)
 
     def best(self) -> tuple[int, int, float] | None:
         """``(host, new mask, B)`` of the best removal, or ``None`` to fall back."""
-        used = np.flatnonzero(self.counts)
-        if len(used) < 3:
+        if self.n_used < 3 or self.missing:
             return None
         multi = self.multi
-        first = int(np.argmin(multi))
-        low = multi[first]
-        multi[first] = np.inf
-        second = multi.min()
-        multi[first] = low
-        others = np.where(used == first, second, low)
-        inter = self.bound.inter_replace(self.counts, used, self.counts[used] - 1)
-        values = np.minimum(np.minimum(others, inter), self.top[used])
-        if np.isnan(values).any() or math.isnan(low):
+        first = int(np.argmin(multi))  # the first nan if any
+        low = float(multi[first])
+        if math.isnan(low):
             return None
-        j = int(np.argmax(values))
-        host, value = int(used[j]), float(values[j])
+        multi[first] = np.inf
+        second = float(multi.min())
+        multi[first] = low
+        if isinstance(self.bound, CapBound):
+            host, value = self._best_cap(first, low, second)
+        else:
+            used = np.flatnonzero(self.counts)
+            others = np.where(used == first, second, low)
+            inter = self.bound.inter_replace(self.counts, used, self.counts[used] - 1)
+            values = np.minimum(np.minimum(others, inter), self.top[used])
+            if np.isnan(values).any():
+                return None
+            j = int(np.argmax(values))
+            host, value = int(used[j]), float(values[j])
         removed, terms = self.removals(host)
         b = int(np.argmax(terms >= value))
         return host, int(removed[b]), value
+
+    def _best_cap(self, first: int, low: float, second: float) -> tuple[int, float]:
+        """The best removal under a bottleneck inter term ``cap(max count)``: every host's
+        removal is worth ``min(low, cap(c_max), top_h)`` but the host ``first`` of the
+        lowest intra term (``second`` for it) and the host of the largest count (whose
+        removal may lower it)."""
+        counts = self.counts
+        big = int(np.argmax(counts))
+        largest = int(counts[big])
+        counts[big] = 0
+        runner_up = int(counts.max())
+        counts[big] = largest
+        inter = self.caps[largest]
+        values = np.minimum(self.top, min(low, inter))
+        for h in {first, big}:
+            if counts[h]:
+                others = second if h == first else low
+                cap = self.caps[max(runner_up, largest - 1)] if h == big else inter
+                values[h] = min(min(others, cap), float(self.top[h]))
+        j = int(np.argmax(values))
+        return j, float(values[j])
 
 
 def pts(

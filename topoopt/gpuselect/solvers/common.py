@@ -108,9 +108,15 @@ class Search:
         Returns ``False`` when the time limit stopped the scan before a chunk (never before
         the first one, so that a scan always leaves a candidate), ``True`` when every
         candidate was seen or, given an upper bound ``ceiling`` on every candidate's value,
-        once the best so far reaches it (the rest could only tie, and ties go to the first).
+        once the best so far reaches it (the rest could only tie, and ties go to the first;
+        the blocks are then evaluated one by one, not merged into chunks).
         """
-        for hosts, masks in _rechunk(blocks, self.bound.chunk_rows(width)):
+        rows = self.bound.chunk_rows(width)
+        if ceiling is None:
+            chunks = _rechunk(blocks, rows)
+        else:  # block by block, to stop as early as possible
+            chunks = (chunk for block in blocks for chunk in _rechunk([block], rows))
+        for hosts, masks in chunks:
             if self.masks is not None and self.expired():
                 self.stopped = True
                 return False
