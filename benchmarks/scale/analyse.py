@@ -12,7 +12,8 @@ writes, per family:
 * each solver's gap to the proven optimum (the objective of an exact solver that proved it),
   relative to ``max(|optimum|, 1)`` and oriented so that positive is worse, mean and max over
   the instances that have a proven optimum;
-* the time-limit overshoot ``total_s - time_limit`` of each solver's slowest run.
+* the worst time-limit overshoot ``total_s - time_limit`` over the runs the limit stopped
+  ("–" when the limit stopped none).
 
 Usage::
 
@@ -63,7 +64,7 @@ def gap(record: dict, optimum: float) -> float:
     worse = record["objective"] - optimum
     if record["sense"] == "maximize":
         worse = -worse
-    return max(worse, 0.0) / max(abs(optimum), 1.0)
+    return (worse if worse > 0 else 0.0) / max(abs(optimum), 1.0)
 
 
 def growth(points: dict[int, list[float]]) -> float | None:
@@ -120,7 +121,7 @@ def analyse_family(family: str, records: list[dict], out: Path) -> list[str]:
             if gaps
             else "–"
         )
-        limits = [r for r in runs if r["time_limit"] is not None and r["total_s"] is not None]
+        limits = [r for r in runs if r["termination"] == "time_limit" and r["total_s"] is not None]
         overshoot = max((r["total_s"] - r["time_limit"] for r in limits), default=None)
         largest_text = f"{statistics.median(at_largest):.3g} ({largest})" if at_largest else "–"
         exponent_text = "–" if exponent is None else f"{exponent:.2f}"
