@@ -16,9 +16,9 @@ Instances come from the ``uneven`` generator (:func:`topoopt.placement.generate.
 * ``8k``: 64 minipods with free nodes uniform on 0..256 (about 8,192 free), jobs 512 x 8
   (4,096 nodes) and 256 x 8; every placement solver but the oracle under ``--big-limit``.
 
-Every run is one flat JSON record in ``scale_check.jsonl`` (wall time of ``topoopt.solve``
-around the call, objective, bound, termination); ``scale_check.md`` is computed from them
-(medians over the seeds).
+Every run is one flat JSON record in ``scale_check.ndjson`` (not a ``topoopt bench`` record,
+hence not ``.jsonl``): wall time of ``topoopt.solve`` around the call, objective, bound,
+termination; ``scale_check.md`` is computed from them (medians over the seeds).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def main() -> None:
     )  # fmt: skip
     for inst in cls:
         records.append(run("class-40", inst, "placement/exact-mip", args.class_limit))
-    (HERE / "scale_check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (HERE / "scale_check.ndjson").write_text("".join(json.dumps(r) + "\n" for r in records))
 
     command = (
         f"python benchmarks/placement/scale_check.py --seeds {args.seeds} --limit "
@@ -136,7 +136,7 @@ def main() -> None:
         f"# Placement at scale (issue #14) — {platform.machine()}, Python "
         f"{platform.python_version()}, HiGHS",
         "",
-        f"Command: `{command}` (records in `scale_check.jsonl`). Wall time of `topoopt.solve` "
+        f"Command: `{command}` (records in `scale_check.ndjson`). Wall time of `topoopt.solve` "
         f"(model build, solve, check), time limit {args.limit:g} s; seeds 0..{args.seeds - 1} "
         "of the `uneven` generator, alpha 0.37, tp 8. Objectives listed per seed; exact-mip "
         "shows its bound in parentheses.",
