@@ -19,12 +19,16 @@ Rules for using it:
 * :class:`TimeUp` derives from :class:`BaseException`, like :class:`KeyboardInterrupt`, so that
   library code with ``except Exception`` does not swallow it;
 * when the block ends first, an interruption requested at the same moment is withdrawn: no
-  :class:`TimeUp` is raised after the block.
+  :class:`TimeUp` is raised after the block;
+* the garbage collector is off inside the block (a gc callback or finaliser that receives
+  :class:`TimeUp` would lose it; the request is also repeated until the block ends), which
+  also spares a large model build the collector's passes.
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import threading
 import time
@@ -78,24 +82,42 @@ def interrupt_at(deadline: float | None) -> Iterator[None]:
     state = {"armed": True, "fired": False}
 
     def fire() -> None:
-        with lock:
-            if state["armed"]:
+        while True:
+            with lock:
+                if not state["armed"]:
+                    return
                 state["fired"] = True
                 _request(thread_id, TimeUp)
+            # an exception raised inside a finaliser is lost ("Exception ignored in ..."):
+            # ask again until the block has ended
+            time.sleep(REPEAT_S)
 
     timer = threading.Timer(left, fire)
     timer.daemon = True
+    collecting = gc.isenabled()
+    gc.disable()  # no collection (and no gc callback to swallow TimeUp) inside the block
     timer.start()
     try:
         yield
     finally:
-        with lock:
-            state["armed"] = False
-            if state["fired"]:
-                _request(thread_id, None)  # not delivered yet: it must not leak out
+        while True:  # disarm; a request arriving meanwhile is dropped (the block has ended)
+            try:
+                with lock:
+                    state["armed"] = False
+                    if state["fired"]:
+                        _request(thread_id, None)  # not delivered yet: it must not leak out
+                break
+            except TimeUp:
+                continue
         timer.cancel()
+        if collecting:
+            gc.enable()
         for name in LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
+
+
+REPEAT_S = 0.05
+"""Seconds between two requests to stop, until the block has ended."""
 
 
 LOGGERS = ("pyomo.core",)

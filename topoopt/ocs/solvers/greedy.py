@@ -67,13 +67,22 @@ class OxcGreedySolver(Solver):
     complete = False
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
-        return solve_placed(instance, self._solve_placed)
+        return solve_placed(instance, lambda placed: self._solve_placed(placed, ctx))
 
-    def _solve_placed(self, instance: OcsInstance) -> Attempt:
+    def _solve_placed(self, instance: OcsInstance, ctx: SolveContext) -> Attempt:
         groups = [0] * instance.n_jobs
         loads = {1: Demand.empty(instance.n_pods), 2: Demand.empty(instance.n_pods)}
         choices: dict[int, Choice] = {}
+        stopped = False
         for j in by_traffic(instance, range(instance.n_jobs)):
+            if not stopped and ctx.expired():
+                stopped = True  # the remaining jobs go to the less loaded group, unevaluated
+            if stopped:
+                g = min((1, 2), key=lambda h: (sum(loads[h].sent), h))
+                choice = algorithm2_choice(instance, j, loads[g])
+                groups[j], choices[j] = g, choice
+                loads[g].add(demand(instance, j, choice))
+                continue
             best: tuple[float, int, Choice, Demand] | None = None
             for g in (1, 2):
                 choice = algorithm2_choice(instance, j, loads[g])
@@ -91,6 +100,15 @@ class OxcGreedySolver(Solver):
             _, g, choice, trial = best
             groups[j], choices[j], loads[g] = g, choice, trial
         found = schedule(instance, groups, choices)
+        if stopped or ctx.expired():
+            message = (
+                "time limit: the last jobs placed without evaluating the round"
+                if stopped
+                else "time limit: every job in one group not tried"
+            )
+            if found is None:
+                return Attempt(None, TerminationReason.TIME_LIMIT, message=message)
+            return Attempt(found, TerminationReason.TIME_LIMIT, message=message)
         together, _ = algorithm2(instance, range(instance.n_jobs))  # every job in one group
         single = schedule(instance, [1] * instance.n_jobs, together)
         if single is not None and (

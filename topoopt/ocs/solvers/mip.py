@@ -85,7 +85,7 @@ class TdmIlpSolver(MipSolver):
         limit = START_MAX_S if time_limit is None else min(START_MAX_S, time_limit)
         found = HillClimbSolver().solve(instance, time_limit=limit)
         if found.solution is None and found.termination is TerminationReason.TIME_LIMIT:
-            return OxcGreedySolver().solve(instance).solution
+            return OxcGreedySolver().solve(instance, time_limit=limit).solution
         return found.solution
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
