@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from topoopt.ocs import phases
 from topoopt.ocs.choices import canonical_ring, ring_count, rings
 from topoopt.ocs.phases import circuits_for, comm_time, min_circuits, oxc_time
 from topoopt.ocs.traffic import Demand, job_demand, pair, ring_edges
@@ -105,6 +106,33 @@ def test_comm_time_adds_the_tor_bound(case, tor) -> None:
     assert comm.tor_s == tor_s
     assert comm.oxc_s == best[0] and comm.circuits == best[1]
     assert comm.time_s == max(best[0], tor_s)
+
+
+@st.composite
+def large_phases(draw: st.DrawFn) -> tuple[dict[tuple[int, int], float], list[int], float]:
+    n = draw(st.integers(2, 24))
+    budget = [draw(st.integers(0, 12)) for _ in range(n)]
+    bps = draw(st.sampled_from(BPS))
+    scale = 1e9 if bps > 10 else 1.0
+    pairs = {
+        (a, b): draw(st.sampled_from(TRAFFIC)) * scale * draw(st.integers(1, 50))
+        for a in range(n)
+        for b in range(a + 1, n)
+        if draw(st.booleans())
+    }
+    return pairs, budget, bps
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=large_phases())
+def test_vector_search_gives_the_loop_search_answer(case) -> None:
+    """The NumPy candidate test (many pairs) returns exactly what the Python loop returns."""
+    pairs, budget, bps = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(phases, "VECTOR_PAIRS", 10**9)
+        by_loop = min_circuits(pairs, budget, bps)
+        patch.setattr(phases, "VECTOR_PAIRS", 1)
+        assert min_circuits(pairs, budget, bps) == by_loop
 
 
 def test_min_circuits_by_hand() -> None:

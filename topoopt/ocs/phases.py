@@ -29,14 +29,20 @@ communicates nor reconfigures). :func:`round_phases` computes it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from topoopt.ocs.traffic import Demand, Pair
 
 if TYPE_CHECKING:
     from topoopt.ocs.instance import OcsInstance
+
+VECTOR_PAIRS = 48
+"""From this many pairs with traffic on, :func:`min_circuits` tests a candidate time with NumPy
+arrays (the same floating-point operations, so the same answer) instead of a Python loop."""
 
 TIGHT = 1e-12
 """Relative slack when a pair's demand is compared with a candidate time (float division of
@@ -85,6 +91,25 @@ def _fits(
     return True
 
 
+def _vector_search(
+    active: Sequence[tuple[int, int, float]], budget: Sequence[int], bps: float
+) -> tuple[list[float], Callable[[float], bool]]:
+    """The candidate times and the test of :func:`_fits` on NumPy arrays, for many pairs."""
+    a, b, traffic = (np.array(column) for column in zip(*active, strict=True))
+    caps = np.asarray(budget, dtype=np.int64)
+    most = np.minimum(caps[a], caps[b])
+    counts = np.arange(1, int(most.max()) + 1)
+    per_pair = traffic[:, None] / (counts[None, :] * bps)
+    candidates = np.unique(per_pair[counts[None, :] <= most[:, None]]).tolist()
+
+    def fits(tau: float) -> bool:
+        n = np.maximum(1, np.ceil(traffic / (tau * bps) * (1 - TIGHT))).astype(np.int64)
+        used = np.bincount(a, n, minlength=len(caps)) + np.bincount(b, n, minlength=len(caps))
+        return bool(np.all(used <= caps))
+
+    return candidates, fits
+
+
 def min_circuits(
     pairs: Mapping[Pair, float], budget: Sequence[int], circuit_bps: float
 ) -> tuple[float, dict[Pair, int]] | None:
@@ -125,17 +150,25 @@ def min_circuits(
         degree[b] += 1
     if any(d > c for d, c in zip(degree, budget, strict=True)):
         return None
-    candidates = sorted(
-        {
-            t / (n * circuit_bps)
-            for a, b, t in active
-            for n in range(1, min(budget[a], budget[b]) + 1)
-        }
-    )
+    candidates: Sequence[float]
+    if len(active) >= VECTOR_PAIRS:
+        candidates, fits = _vector_search(active, budget, circuit_bps)
+    else:
+        candidates = sorted(
+            {
+                t / (n * circuit_bps)
+                for a, b, t in active
+                for n in range(1, min(budget[a], budget[b]) + 1)
+            }
+        )
+
+        def fits(tau: float) -> bool:
+            return _fits(active, tau, budget, circuit_bps)
+
     low, high = 0, len(candidates) - 1  # candidates[-1] (one circuit per pair) fits
     while low < high:
         mid = (low + high) // 2
-        if _fits(active, candidates[mid], budget, circuit_bps):
+        if fits(candidates[mid]):
             high = mid
         else:
             low = mid + 1
