@@ -64,8 +64,98 @@ def test_unknown_level_is_a_usage_error_naming_the_levels(tmp_path: Path) -> Non
 
 
 def test_hostfile_of_a_family_without_a_rank_order_is_refused(tmp_path: Path) -> None:
-    instance_file = sorted(H100.glob("*.json"))[0]
-    out = invoke("solve", str(instance_file), "-s", "eha", "--hostfile", str(tmp_path / "h"))
-    assert out.exit_code == 2
+    instance_file = ROOT / "instances" / "partition" / "small" / "small-0-0.json"
+    out = invoke(
+        "solve", str(instance_file), "-s", "greedy-lowcut", "--hostfile", str(tmp_path / "h")
+    )
+    assert out.exit_code == 2, out.output
     assert "--hostfile" in out.output and "no rank order" in out.output
     assert not (tmp_path / "h").exists()
+
+
+# --------------------------------------------------------------------------- gpuselect
+
+GPUSELECT = ROOT / "examples" / "gpuselect"
+
+
+def import_pool(out: Path, *extra: str) -> Result:
+    return invoke(
+        "instances", "import", "gpuselect",
+        "--hosts", "gpu[01-04]", "--hosts", "ws[01-02]",
+        "--topo-file", f"gpu[01-04]={GPUSELECT / 'dgx-a100.txt'}",
+        "--topo-file", f"ws[01-02]={GPUSELECT / 'pcie-4gpu.txt'}",
+        "--idle", f"@{GPUSELECT / 'idle.txt'}",
+        "--inter-gbps", "25",
+        "--out", str(out),
+        *extra,
+    )  # fmt: skip
+
+
+def test_gpuselect_import_then_solve_writes_cuda_visible_devices(tmp_path: Path) -> None:
+    from topoopt.gpuselect.pool import devices_lines
+
+    instance_file = tmp_path / "pool.json"
+    made = import_pool(instance_file, "--k", "12")
+    assert made.exit_code == 0, made.output
+    assert "k=12 of 29 idle GPUs on 6 hosts" in made.output
+    instance = topoopt.load(instance_file)
+    assert instance.name == "pool-k12"
+    assert [h.type for h in instance.hosts] == ["dgx-a100"] * 4 + ["pcie-4gpu"] * 2
+    hostfile = tmp_path / "devices"
+    solved = invoke("solve", str(instance_file), "-s", "auto", "--hostfile", str(hostfile))
+    assert solved.exit_code == 0, solved.output
+    lines = hostfile.read_text().splitlines()
+    expected = topoopt.solve(instance, "gpuselect/auto")
+    assert lines == devices_lines(expected)
+    assert all(" CUDA_VISIBLE_DEVICES=" in line for line in lines)
+    for line in lines:  # the printed summary shows the same devices
+        host, devices = line.split(" ")
+        assert f"{host} " in solved.output and devices in solved.output
+
+
+def test_gpuselect_import_with_a_type_and_tables(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text(
+        "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n"
+        "ag,1,0,16777216,0\nag,1,1,16777216,0\nag,2,01,16777216,40\n"
+    )
+    out = tmp_path / "pool.json"
+    made = invoke(
+        "instances", "import", "gpuselect", "--hosts", "n[1-3]", "--type", "T",
+        "--table", f"T={table}", "--idle", "n1:0,n2", "--k", "3", "--inter-gbps", "10",
+        "--name", "tiny", "--out", str(out),
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    instance = topoopt.load(out)
+    assert instance.name == "tiny" and instance.bandwidth.kind == "bottleneck"
+    assert [(h.gpus, h.available) for h in instance.hosts] == [(2, (0,)), (2, (0, 1)), (2, ())]
+
+
+def test_gpuselect_import_errors_name_the_option(tmp_path: Path) -> None:
+    out = tmp_path / "pool.json"
+    unknown = import_pool(out, "--k", "2", "--idle", "gpu09:0")
+    assert unknown.exit_code == 2
+    assert "--idle: 'gpu09:0': host 'gpu09' is not in the pool" in unknown.output
+    wide = import_pool(out, "--k", "2", "--idle", "ws01:4")
+    assert wide.exit_code == 2
+    assert "GPU 4 out of range: host 'ws01' has GPUs 0..3" in wide.output
+    no_table = invoke(
+        "instances", "import", "gpuselect", "--hosts", "n1=A", "--hosts", "n2=B",
+        "--table", "A=data:none.csv", "--k", "1", "--out", str(out),
+    )  # fmt: skip
+    assert no_table.exit_code == 2 and "--table A" in no_table.output
+    missing_k = import_pool(out)
+    assert missing_k.exit_code == 2 and "Missing option '--k'" in missing_k.output
+    stray = import_pool(out, "--k", "2", "--dp", "4")
+    assert stray.exit_code == 2 and "--dp is not an option of gpuselect imports" in stray.output
+    assert not out.exists()
+
+
+def test_placement_import_still_requires_its_options(tmp_path: Path) -> None:
+    out = invoke(
+        "instances", "import", "placement", "--topology", str(EXAMPLE / "topology.conf"),
+        "--free", "n1", "--out", str(tmp_path / "x.json"),
+    )  # fmt: skip
+    assert out.exit_code == 2 and "Missing option '--level'" in out.output
+    stray = import_example(tmp_path / "x.json", "--level", "1", "--idle", "n1:0")
+    assert stray.exit_code == 2 and "--idle is not an option of placement imports" in stray.output

@@ -362,15 +362,22 @@ def solve(
 
 
 def _write_hostfile(result: topoopt.Result, path: str) -> None:
-    """Write the solution's ``rank_order`` (node of each node-level rank), one per line."""
-    order = (result.to_dict().get("solution") or {}).get("rank_order")
-    if not order:
+    """Write the solution's ``rank_order`` (node of each node-level rank), one per line; for
+    gpuselect, one ``host CUDA_VISIBLE_DEVICES=i,j,...`` line per host the selection uses."""
+    solution = result.to_dict().get("solution") or {}
+    if result.family == "gpuselect" and solution.get("gpus"):
+        from topoopt.gpuselect.pool import devices_lines
+
+        lines = devices_lines(solution["gpus"])
+    else:
+        lines = solution.get("rank_order") or []
+    if not lines:
         raise TopooptError(
             f"--hostfile: the {result.family} family's solutions have no rank order (only "
-            "placement writes a hostfile)"
+            "placement and gpuselect write a hostfile)"
         )
     try:
-        Path(path).write_text("\n".join(order) + "\n")
+        Path(path).write_text("\n".join(lines) + "\n")
     except OSError as exc:
         raise TopooptError(f"--hostfile: cannot write {path}: {exc.strerror or exc}") from exc
 

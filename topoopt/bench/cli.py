@@ -347,56 +347,185 @@ def _level(value: str) -> int | str:
         return value
 
 
+_PLACEMENT_REQUIRED = ("topology_file", "level", "free", "dp", "tp", "pp", "alpha")
+_GPUSELECT_OPTIONS = {
+    "hosts": "--hosts",
+    "host_type": "--type",
+    "topo_files": "--topo-file",
+    "tables": "--table",
+    "cross": "--cross",
+    "idle": "--idle",
+    "k": "--k",
+    "inter_gbps": "--inter-gbps",
+    "gpus_per_nic": "--gpus-per-nic",
+    "gpus": "--gpus",
+}
+_PLACEMENT_OPTIONS = {
+    "topology_file": "--topology",
+    "fmt": "--format",
+    "labels": "--labels",
+    "level": "--level",
+    "free": "--free",
+    "mixed": "--mixed",
+    "dp": "--dp",
+    "tp": "--tp",
+    "pp": "--pp",
+    "alpha": "--alpha",
+    "gpus_per_node": "--gpus-per-node",
+}
+
+
 @instances.command("import")
-@click.argument("family", type=click.Choice(["placement"]))
+@click.argument("family", type=click.Choice(["placement", "gpuselect"]))
 @click.option(
     "--topology",
     "topology_file",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="Cluster topology file (Slurm topology.conf / topology.yaml, topograph model, "
-    "kubectl get nodes -o json, topoopt JSON).",
+    help="placement: cluster topology file (Slurm topology.conf / topology.yaml, topograph "
+    "model, kubectl get nodes -o json, topoopt JSON).",
 )
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["slurm", "slurm-yaml", "topograph", "k8s", "json"]),
     default=None,
-    help="Format of --topology (default: guessed from its content).",
+    help="placement: format of --topology (default: guessed from its content).",
 )
 @click.option(
     "--labels",
     default=None,
-    help="For --format k8s: the topology label keys, top level first, comma-separated.",
+    help="placement, --format k8s: the topology label keys, top level first, comma-separated.",
 )
 @click.option(
     "--level",
-    required=True,
-    help="The level whose switches are the minipods: a depth (0 = top, -1 = leaves) or a "
-    "level name.",
+    default=None,
+    help="placement: the level whose switches are the minipods: a depth (0 = top, -1 = "
+    "leaves) or a level name.",
 )
 @click.option(
     "--free",
-    required=True,
-    help="Free nodes: a hostlist expression (tux[0-3,8]), or @FILE (names, or the output of "
-    "sinfo -N -h -o '%N %t').",
+    default=None,
+    help="placement: free nodes: a hostlist expression (tux[0-3,8]), or @FILE (names, or the "
+    "output of sinfo -N -h -o '%N %t').",
 )
-@click.option("--mixed", is_flag=True, help="Count sinfo's mix nodes as free.")
-@click.option("--dp", type=int, required=True, help="Data-parallel degree.")
-@click.option("--tp", type=int, required=True, help="Tensor-parallel degree.")
-@click.option("--pp", type=int, required=True, help="Pipeline-parallel degree.")
-@click.option("--alpha", type=float, required=True, help="Weight of the DP spread (Arnold eq. 2).")
+@click.option("--mixed", is_flag=True, help="placement: count sinfo's mix nodes as free.")
+@click.option("--dp", type=int, default=None, help="placement: data-parallel degree.")
+@click.option("--tp", type=int, default=None, help="placement: tensor-parallel degree.")
+@click.option("--pp", type=int, default=None, help="placement: pipeline-parallel degree.")
 @click.option(
-    "--gpus-per-node", type=int, default=None, help="GPUs per node (default: the topology's, or 8)."
+    "--alpha", type=float, default=None, help="placement: weight of the DP spread (Arnold eq. 2)."
 )
 @click.option(
-    "--name", default=None, help="Instance name (default: <topology file stem>-level<LEVEL>)."
+    "--gpus-per-node",
+    type=int,
+    default=None,
+    help="placement: GPUs per node (default: the topology's, or 8).",
+)
+@click.option(
+    "--hosts",
+    "hosts",
+    multiple=True,
+    metavar="HOSTLIST[=TYPE]",
+    help="gpuselect: the hosts (node[01-04]), optionally with their type; repeatable.",
+)
+@click.option(
+    "--type", "host_type", default=None, help="gpuselect: type of the hosts --hosts gives none."
+)
+@click.option(
+    "--topo-file",
+    "topo_files",
+    multiple=True,
+    metavar="TYPE_OR_HOSTLIST=FILE",
+    help="gpuselect: nvidia-smi topo -m output of a host type, or of hosts (then their type, "
+    "when not given, is named after the file); repeatable.",
+)
+@click.option(
+    "--table",
+    "tables",
+    multiple=True,
+    metavar="TYPE=CSV",
+    help="gpuselect: nccl-tests per-subset CSV of a host type (data:NAME allowed); repeatable, "
+    "several tables of one type are averaged.",
+)
+@click.option(
+    "--cross",
+    default=None,
+    metavar="CSV",
+    help="gpuselect, with --table: cross-host CSV keyed by per-host GPU counts.",
+)
+@click.option(
+    "--idle",
+    default=None,
+    help="gpuselect: idle GPUs, HOSTS:GPUS items (node[01-04]:0-7,node05:0,3; HOSTS alone: "
+    "all its GPUs), or @FILE; default: every GPU.",
+)
+@click.option("--k", "k", type=int, default=None, help="gpuselect: GPUs requested.")
+@click.option(
+    "--inter-gbps",
+    type=float,
+    default=None,
+    help="gpuselect: inter-host link bandwidth in GB/s (required for several hosts unless "
+    "--cross).",
+)
+@click.option(
+    "--gpus-per-nic", type=int, default=None, help="gpuselect: GPUs one NIC serves at full rate."
+)
+@click.option(
+    "--gpus",
+    type=int,
+    default=None,
+    help="gpuselect: GPUs per host (default: the topology's or the table's, else 8).",
+)
+@click.option(
+    "--name",
+    default=None,
+    help="Instance name (default: placement <topology file stem>-level<LEVEL>; gpuselect "
+    "pool-k<K>).",
 )
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Instance file to write."
 )
-def import_instance(
-    family: str,
+def import_instance(family: str, name: str | None, out: str, **options: Any) -> None:
+    """Build a FAMILY instance from a real cluster (see docs/scheduler.md).
+
+    placement: the topology file, its free nodes and the job (the switches of --level are
+    the minipods, the level below their leaves). gpuselect: the hosts, their idle GPUs, the
+    request --k and nccl-tests tables (--table) or nvidia-smi topo -m files (--topo-file);
+    topoopt solve --hostfile then writes CUDA_VISIBLE_DEVICES per host.
+    """
+    own, other = (
+        (_PLACEMENT_OPTIONS, _GPUSELECT_OPTIONS)
+        if family == "placement"
+        else (_GPUSELECT_OPTIONS, _PLACEMENT_OPTIONS)
+    )
+    stray = [flag for key, flag in other.items() if options[key] not in (None, False, ())]
+    if stray:
+        raise click.UsageError(f"{stray[0]} is not an option of {family} imports")
+    if family == "placement":
+        for key in _PLACEMENT_REQUIRED:
+            if options[key] is None:
+                raise click.MissingParameter(
+                    param_type="option", param_hint=f"'{_PLACEMENT_OPTIONS[key]}'"
+                )
+        instance, summary = _import_placement(name, **{k: options[k] for k in own})
+    else:
+        for key in ("hosts", "k"):
+            if options[key] in (None, ()):
+                raise click.MissingParameter(
+                    param_type="option", param_hint=f"'{_GPUSELECT_OPTIONS[key]}'"
+                )
+        instance, summary = _import_gpuselect(name, **{k: options[k] for k in own})
+    try:
+        topoopt.save(instance, out)
+    except OSError as exc:
+        raise TopooptError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    click.echo(f"wrote {out}: {family} instance {instance.name!r}, {summary}")
+
+
+def _import_placement(
+    name: str | None,
+    *,
     topology_file: str,
     fmt: str | None,
     labels: str | None,
@@ -408,12 +537,7 @@ def import_instance(
     pp: int,
     alpha: float,
     gpus_per_node: int | None,
-    name: str | None,
-    out: str,
-) -> None:
-    """Build a FAMILY instance from a real cluster: its topology file, its free nodes and the
-    job (placement: the switches of --level are the minipods, the level below their leaves;
-    see docs/scheduler.md)."""
+) -> tuple[topoopt.Instance, str]:
     from topoopt.placement.cluster import from_topology
     from topoopt.topology import load_topology, read_free
 
@@ -431,14 +555,80 @@ def import_instance(
         gpus_per_node=gpus_per_node,
         name=name or f"{Path(topology_file).stem}-level{level}",
     )
-    try:
-        topoopt.save(instance, out)
-    except OSError as exc:
-        raise TopooptError(f"cannot write {out}: {exc.strerror or exc}") from exc
     pods = ", ".join(f"{m.name} {m.free_nodes}" for m in instance.minipods)
-    click.echo(
-        f"wrote {out}: {family} instance {instance.name!r}, job {instance.rows} x "
-        f"{instance.cols} nodes on {instance.n_minipods} minipods (free nodes: {pods})"
+    return instance, (
+        f"job {instance.rows} x {instance.cols} nodes on {instance.n_minipods} minipods "
+        f"(free nodes: {pods})"
+    )
+
+
+def _pairs(values: Sequence[str], flag: str, what: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` options as pairs (a missing ``=`` is a usage error naming ``flag``)."""
+    out = []
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key or not rest:
+            raise click.BadParameter(f"{value!r}: write {what}", param_hint=f"'{flag}'")
+        out.append((key, rest))
+    return out
+
+
+def _import_gpuselect(
+    name: str | None,
+    *,
+    hosts: tuple[str, ...],
+    host_type: str | None,
+    topo_files: tuple[str, ...],
+    tables: tuple[str, ...],
+    cross: str | None,
+    idle: str | None,
+    k: int,
+    inter_gbps: float | None,
+    gpus_per_nic: int | None,
+    gpus: int | None,
+) -> tuple[topoopt.Instance, str]:
+    from topoopt.core.errors import InvalidInstanceError
+    from topoopt.gpuselect.pool import from_cluster
+
+    pool: dict[str, str | None] = {}
+    for value in hosts:
+        hostlist, sep, kind = value.partition("=")
+        if not hostlist or (sep and not kind):
+            raise click.BadParameter(
+                f"{value!r}: write HOSTLIST or HOSTLIST=TYPE", param_hint="'--hosts'"
+            )
+        pool[hostlist] = kind or host_type
+    by_type: dict[str, list[str]] = {}
+    for kind, path in _pairs(tables, "--table", "TYPE=CSV"):
+        by_type.setdefault(kind, []).append(path)
+    fields = {"k": "--k", "cross": "--cross", "host_type": "--type", "gpus": "--gpus"}
+    fields.update({"hosts": "--hosts", "idle": "--idle", "tables": "--table"})
+    fields.update({"topologies": "--topo-file", "inter_gbps": "--inter-gbps"})
+    try:
+        instance = from_cluster(
+            pool,
+            k=k,
+            idle=idle,
+            gpus=gpus,
+            tables={t: p[0] if len(p) == 1 else p for t, p in by_type.items()} or None,
+            cross=cross,
+            topologies=dict(_pairs(topo_files, "--topo-file", "TYPE_OR_HOSTLIST=FILE")) or None,
+            inter_gbps=inter_gbps,
+            gpus_per_nic=gpus_per_nic,
+            name=name or f"pool-k{k}",
+        )
+    except InvalidInstanceError as exc:
+        head, dot, rest = exc.field.partition(".")
+        if head in fields:
+            raise InvalidInstanceError(
+                fields[head] + (f" {rest}" if dot else ""), exc.rule
+            ) from None
+        raise
+    idle_gpus = sum(h.n_available for h in instance.hosts)
+    types = sorted({h.type for h in instance.hosts})
+    return instance, (
+        f"k={instance.k} of {idle_gpus} idle GPUs on {len(instance.hosts)} hosts "
+        f"(types {', '.join(types)}; {instance.bandwidth.kind} model)"
     )
 
 
