@@ -8,7 +8,10 @@ and the largest PP-group spread by ``1 - alpha``.
 
 Solvers (see ``topoopt.solvers_for("placement")``): the coarse MIP of eq. 4–10
 (``placement/coarse-mip``), an exact MIP (``placement/exact-mip``), the paper's baselines,
-production baselines (Slurm ``topology/tree``, Koordinator), and the enumeration oracle.
+production baselines (Slurm ``topology/tree``, Koordinator), the enumeration oracle, and
+``placement/hierarchical`` (any of them for the minipods, then each minipod's cells on its
+leaves; metrics ``leaf_dp_spread``, ``leaf_pp_spread``, ``leaf_score`` whenever the instance
+has leaves).
 """
 
 from topoopt.core.family import Family, ReportSection, Sense
@@ -57,7 +60,7 @@ FAMILY = Family(
     describe=_solution.describe,
     examples=generate.examples,
     generators=generate.GENERATORS,
-    solver_modules=("topoopt.placement.solvers",),
+    solver_modules=("topoopt.placement.solvers", "topoopt.placement.solvers.hierarchical"),
     oracle="placement/enumerate",
     tags=_tags,
     report_sections=(

@@ -3,6 +3,8 @@ is a :class:`~topoopt.placement.solution.Placement`, with the metrics as typed p
 
 from __future__ import annotations
 
+import math
+
 from topoopt.core.result import Result
 from topoopt.placement.solution import Placement
 
@@ -26,3 +28,27 @@ class PlacementResult(Result[Placement]):
     def minipods_used(self) -> float:
         """Number of minipods the placement uses; ``nan`` without a solution."""
         return self.metric("minipods_used")
+
+    def _leaf(self, name: str) -> float:
+        value = self.metrics.get(name)
+        return math.nan if value is None else float(value)
+
+    @property
+    def leaf_dp_spread(self) -> float:
+        """Largest DP-group spread over leaves, ``max_c D(leaves of column c)``; ``nan`` when
+        the instance has no leaves or the run no solution. From the node assignment of
+        ``placement/hierarchical``, else from the rank-order fill (``docs/placement.md``,
+        "Hierarchical placement")."""
+        return self._leaf("leaf_dp_spread")
+
+    @property
+    def leaf_pp_spread(self) -> float:
+        """Largest PP-group spread over leaves, ``max_r D(leaves of row r)``; ``nan`` as
+        :attr:`leaf_dp_spread`."""
+        return self._leaf("leaf_pp_spread")
+
+    @property
+    def leaf_score(self) -> float:
+        """``alpha * leaf_dp_spread + beta * leaf_pp_spread`` (eq. 2 one level down); ``nan``
+        as :attr:`leaf_dp_spread`."""
+        return self._leaf("leaf_score")

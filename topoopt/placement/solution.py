@@ -18,6 +18,7 @@ import numpy as np
 from topoopt.core.display import ranges, shortened
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.placement.instance import PlacementInstance
+from topoopt.placement.levels import has_leaves, leaf_spreads
 
 
 @dataclass(frozen=True)
@@ -29,19 +30,35 @@ class Placement:
     matrix
         ``matrix[r][c]`` is the index (into ``instance.minipods``) of the minipod hosting the
         node of row (PP group) ``r`` and column (DP group, i.e. stage) ``c``.
+    nodes
+        Optional node assignment: ``nodes[r][c]`` is the name of the free node of minipod
+        ``matrix[r][c]`` that hosts cell ``(r, c)`` (names as :meth:`Minipod.node_names
+        <topoopt.placement.instance.Minipod.node_names>` gives them), distinct over the
+        matrix. ``None`` (the single-level solvers): :func:`rank_order` fills each minipod's
+        free nodes in rank order. ``placement/hierarchical`` sets it to put each minipod's
+        cells on its leaves (see ``docs/placement.md``, "Hierarchical placement").
     """
 
     matrix: tuple[tuple[int, ...], ...]
+    nodes: tuple[tuple[str, ...], ...] | None = None
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Iterable[int]]) -> Placement:
-        """Build from any nested iterable (lists, a NumPy array, ...)."""
+    def from_rows(
+        cls, rows: Iterable[Iterable[int]], nodes: Iterable[Iterable[str]] | None = None
+    ) -> Placement:
+        """Build from any nested iterable (lists, a NumPy array, ...), with an optional node
+        assignment of the same shape."""
+        named = None if nodes is None else tuple(tuple(row) for row in nodes)
         if isinstance(rows, np.ndarray) and rows.dtype.kind in "iu":
-            return cls(tuple(map(tuple, rows.tolist())))
+            return cls(tuple(map(tuple, rows.tolist())), named)
         matrix = tuple(map(tuple, rows))
         if set(map(type, chain.from_iterable(matrix))) <= {int}:
-            return cls(matrix)
-        return cls(tuple(tuple(int(x) for x in row) for row in matrix))
+            return cls(matrix, named)
+        return cls(tuple(tuple(int(x) for x in row) for row in matrix), named)
+
+    def with_nodes(self, nodes: Iterable[Iterable[str]] | None) -> Placement:
+        """The same minipod matrix with the node assignment ``nodes`` (``None``: none)."""
+        return Placement(self.matrix, None if nodes is None else tuple(map(tuple, nodes)))
 
     def as_array(self) -> np.ndarray:
         """The matrix as a ``rows x cols`` integer array."""
@@ -128,17 +145,56 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
             problems.append(
                 f"minipod {instance.minipods[pod].name!r} hosts {used} nodes but has {free} free"
             )
+    if placement.nodes is not None and not problems:
+        problems += _check_nodes(instance, placement)
+    return problems
+
+
+def _check_nodes(instance: PlacementInstance, placement: Placement) -> list[str]:
+    """Rules of the node assignment: same shape as the matrix, each node a free node of its
+    cell's minipod, no node twice."""
+    nodes = placement.nodes
+    assert nodes is not None
+    if len(nodes) != instance.rows or any(len(row) != instance.cols for row in nodes):
+        return [f"nodes must be {instance.rows} x {instance.cols} like the matrix"]
+    problems: list[str] = []
+    free: dict[int, set[str]] = {}
+    first: dict[str, tuple[int, int]] = {}
+    for r, (row, names) in enumerate(zip(placement.matrix, nodes, strict=True)):
+        for c, (pod, node) in enumerate(zip(row, names, strict=True)):
+            if pod not in free:
+                free[pod] = set(instance.minipods[pod].node_names())
+            if not isinstance(node, str) or node not in free[pod]:
+                problems.append(
+                    f"cell ({r}, {c}) is on node {node!r}, not a free node of minipod "
+                    f"{instance.minipods[pod].name!r}"
+                )
+            elif node in first:
+                problems.append(f"cell ({r}, {c}) is on node {node!r} like cell {first[node]}")
+            else:
+                first[node] = (r, c)
+            if len(problems) >= 10:
+                return [*problems, "... (first 10 problems of the node assignment)"]
     return problems
 
 
 def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, float]:
-    """``dp_spread``, ``pp_spread`` and ``minipods_used`` of a placement."""
+    """``dp_spread``, ``pp_spread`` and ``minipods_used`` of a placement; when the instance
+    has leaves, also ``leaf_dp_spread``, ``leaf_pp_spread`` and ``leaf_score`` (the spreads
+    one level down, from the node assignment or else the rank-order fill; see
+    :func:`topoopt.placement.levels.leaf_spreads`)."""
     used = len({pod for row in placement.matrix for pod in row})
-    return {
+    out = {
         "dp_spread": float(dp_spread(placement)),
         "pp_spread": float(pp_spread(placement)),
         "minipods_used": float(used),
     }
+    if has_leaves(instance):
+        leaf = leaf_spreads(instance, placement)
+        out["leaf_dp_spread"] = float(leaf.dp_spread)
+        out["leaf_pp_spread"] = float(leaf.pp_spread)
+        out["leaf_score"] = float(leaf.score)
+    return out
 
 
 def node_rank(instance: PlacementInstance, row: int, col: int) -> int:
@@ -159,12 +215,17 @@ def rank_order(instance: PlacementInstance, placement: Placement) -> list[str]:
     paper's "continuous rank indices" per minipod). Only the names of the nodes used are
     made, so the cost is the job's size, not the number of free nodes.
 
+    With a node assignment (:attr:`Placement.nodes`) the order is that assignment read in
+    rank order: rank ``k = c * rows + r`` runs on ``nodes[r][c]``.
+
     Raises
     ------
     InvalidSolutionError
         When a minipod hosts more cells than it has free nodes.
     """
     pods, matrix = instance.minipods, placement.matrix
+    if placement.nodes is not None:
+        return [row[c] for c in range(instance.cols) for row in placement.nodes]
     ranked = [row[c] for c in range(instance.cols) for row in matrix]  # minipod of each rank
     order = [""] * len(ranked)
     # by minipod, then by rank: each minipod's names are made one after the other
@@ -188,22 +249,34 @@ def rank_order(instance: PlacementInstance, placement: Placement) -> list[str]:
 
 
 def to_dict(instance: PlacementInstance, placement: Placement) -> dict[str, Any]:
-    """JSON form: ``matrix`` (minipod indices), ``minipods`` (their names), ``rank_order``."""
-    return {
+    """JSON form: ``matrix`` (minipod indices), ``minipods`` (their names), ``rank_order``,
+    and ``nodes`` (rows of node names like ``matrix``) when the placement has a node
+    assignment."""
+    out: dict[str, Any] = {
         "matrix": [list(row) for row in placement.matrix],
         "minipods": [pod.name for pod in instance.minipods],
         "rank_order": rank_order(instance, placement) if not check(instance, placement) else [],
     }
+    if placement.nodes is not None:
+        out["nodes"] = [list(row) for row in placement.nodes]
+    return out
 
 
 def from_dict(instance: PlacementInstance, data: Mapping[str, Any]) -> Placement:
-    """Read a placement from its JSON form (only ``matrix`` is needed)."""
+    """Read a placement from its JSON form (``matrix`` is needed, ``nodes`` is read when
+    present)."""
     matrix = data.get("matrix") if isinstance(data, Mapping) else None
     if not isinstance(matrix, list) or not all(isinstance(row, list) for row in matrix):
         raise InvalidSolutionError("solution.matrix: must be a list of rows of minipod indices")
     if any(isinstance(x, bool) or not isinstance(x, int) for row in matrix for x in row):
         raise InvalidSolutionError("solution.matrix: entries must be integer minipod indices")
-    return Placement.from_rows(matrix)
+    nodes = data.get("nodes")
+    if nodes is not None and (
+        not isinstance(nodes, list)
+        or not all(isinstance(row, list) and all(isinstance(x, str) for x in row) for row in nodes)
+    ):
+        raise InvalidSolutionError("solution.nodes: must be a list of rows of node names")
+    return Placement.from_rows(matrix, nodes)
 
 
 def format_placement(instance: PlacementInstance, placement: Placement) -> str:
@@ -297,13 +370,20 @@ def describe(instance: PlacementInstance, placement: Placement) -> str:
         lines.append(
             f"not used: {shortened([names[p] for p in idle], 8, ', ')} ({free} free nodes)"
         )
+    if has_leaves(instance):
+        leaf = leaf_spreads(instance, placement)
+        how = "node assignment" if placement.nodes is not None else "rank-order fill"
+        lines.append(
+            f"leaf level ({how}): DP spread {leaf.dp_spread}, PP spread {leaf.pp_spread}, "
+            f"score {leaf.score:.6g} (the same D over leaves)"
+        )
     order = rank_order(instance, placement)
     lines.append(
         f"node order (rank order; node k runs global ranks {g}k .. {g}k+{g - 1}): "
         f"{shortened(order, DESCRIBE_NODES)}"
         + (" (--json: solution.rank_order has all)" if len(order) > DESCRIBE_NODES else "")
     )
-    shown = Placement(placement.matrix[:DESCRIBE_ROWS])
+    shown = Placement(placement.matrix[:DESCRIBE_ROWS])  # the matrix only
     lines.append("placement (rows: PP groups, columns: stages):")
     lines.append(format_placement(instance, shown))
     if instance.rows > DESCRIBE_ROWS:
