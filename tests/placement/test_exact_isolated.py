@@ -16,8 +16,10 @@ from topoopt.placement.solvers import mip
     ("free", "rows", "cols"), [((7, 1), 4, 2), ((2, 1, 7), 5, 2), ((3, 4, 1), 4, 2)]
 )
 def test_child_process_answer_equals_the_oracle(monkeypatch, free, rows, cols):
-    """Instances whose optimal pair only the feasibility MIP decides, solved in the child."""
+    """Instances whose optimal pair only the feasibility MIP decides (without the narrow
+    test, which decides these), solved in the child."""
     monkeypatch.setattr(mip, "ISOLATE_ASSIGNMENTS", 0)
+    monkeypatch.setattr(mip, "decide_narrow", lambda *args: None)
     inst = PlacementInstance("iso", list(free), dp=rows, tp=8, pp=cols, alpha=0.4)
     oracle = topoopt.solve(inst, "placement/enumerate")
     result = topoopt.solve(inst, "placement/exact-mip", time_limit=60)
@@ -27,9 +29,11 @@ def test_child_process_answer_equals_the_oracle(monkeypatch, free, rows, cols):
 
 
 @pytest.mark.slow
-def test_child_process_is_ended_at_the_deadline():
+def test_child_process_is_ended_at_the_deadline(monkeypatch):
     """A pair HiGHS cannot decide in time (its root cut loop can ignore the time limit): the
-    child is killed and the walk gives up with the constructive incumbent and a bound."""
+    child is killed and the walk gives up with the constructive incumbent and a bound (the
+    narrow test, which refutes the pair in 0.2 s, is switched off)."""
+    monkeypatch.setattr(mip, "decide_narrow", lambda *args: None)
     inst = PlacementInstance("hard", [128, 128, 128, 210], dp=54, tp=8, pp=11, alpha=0.07)
     result = topoopt.solve(inst, "placement/exact-mip", time_limit=3)
     assert result.termination is TerminationReason.TIME_LIMIT

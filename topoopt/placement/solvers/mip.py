@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
@@ -30,6 +30,7 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
+from topoopt.placement.narrow import decide as decide_narrow
 from topoopt.placement.solution import Placement, evaluate
 from topoopt.placement.solvers._budget import WRAP_UP_S_PER_NODE, cannot_build, deadline
 from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
@@ -174,6 +175,14 @@ class ExactMipSolver(MipSolver):
     ) -> tuple[TerminationReason, str] | None:
         from topoopt.placement.formulations import exact
 
+        size = exact.model_size(instance)
+        if size > exact.MAX_ASSIGNMENTS:  # never built, however much time is left
+            return (
+                TerminationReason.ITERATION_LIMIT,
+                f"model not built: {size:,} assignment variables exceed the limit of "
+                f"{exact.MAX_ASSIGNMENTS:,} "
+                "(topoopt.placement.formulations.exact.MAX_ASSIGNMENTS)",
+            )
         return cannot_build(
             ctx,
             exact.model_size(instance),
@@ -234,7 +243,13 @@ class ExactMipSolver(MipSolver):
         out_of_time = deadline(ctx, instance)
         build = Constructions(instance)
         counting = CountingBound(instance, out_of_time)
-        decided = {"closed form": 0, "counting bound": 0, "block design": 0, "MIP": 0}
+        decided = {
+            "closed form": 0,
+            "counting bound": 0,
+            "block design": 0,
+            "narrow test": 0,
+            "MIP": 0,
+        }
         build_s = solve_s = 0.0
 
         def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
@@ -267,9 +282,20 @@ class ExactMipSolver(MipSolver):
                 found = build.block_design(pair.max_dp_use, pair.max_pp_use, out_of_time)
                 if build.interrupted:
                     return give_up(pair)
+                narrow: Placement | Literal[False] | None = None
                 if found is not None:
                     decided["block design"] += 1
                 else:
+                    narrow = decide_narrow(instance, pair.max_dp_use, pair.max_pp_use, out_of_time)
+                if narrow is False:
+                    decided["narrow test"] += 1
+                    continue
+                if narrow is not None:
+                    decided["narrow test"] += 1
+                    found = narrow
+                elif found is None:
+                    if out_of_time():
+                        return give_up(pair)
                     skip = self._cannot_build(instance, ctx)
                     if skip is not None:
                         return give_up(pair, skip[1], skip[0])

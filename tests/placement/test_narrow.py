@@ -1,0 +1,94 @@
+"""The exact test of pairs with a narrow side (``A = 2`` or ``B = 2``) against a complete
+search, and the decomposition that uses it against the oracle."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+
+import topoopt
+from topoopt.core.status import SolutionStatus
+from topoopt.placement import PlacementInstance, check
+from topoopt.placement.instance import Minipod
+from topoopt.placement.narrow import decide
+from topoopt.placement.solution import Placement
+
+from .strategies import small_instances
+
+
+def _feasible_by_search(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> bool:
+    """Depth-first search over the cells in row-major order (naive, independent of the
+    reduced model): is there a placement within the capacities with every column touching at
+    most ``max_dp_use`` minipods and every row at most ``max_pp_use``?"""
+    rows, cols, n_pods = instance.rows, instance.cols, instance.n_minipods
+    left = list(instance.capacities)
+    row_sets: list[dict[int, int]] = [{} for _ in range(rows)]
+    col_sets: list[dict[int, int]] = [{} for _ in range(cols)]
+
+    def go(cell: int) -> bool:
+        if cell == rows * cols:
+            return True
+        r, c = divmod(cell, cols)
+        for j in range(n_pods):
+            if not left[j]:
+                continue
+            if j not in row_sets[r] and len(row_sets[r]) >= max_pp_use:
+                continue
+            if j not in col_sets[c] and len(col_sets[c]) >= max_dp_use:
+                continue
+            left[j] -= 1
+            row_sets[r][j] = row_sets[r].get(j, 0) + 1
+            col_sets[c][j] = col_sets[c].get(j, 0) + 1
+            found = go(cell + 1)
+            left[j] += 1
+            for sets, k in ((row_sets, r), (col_sets, c)):
+                sets[k][j] -= 1
+                if not sets[k][j]:
+                    del sets[k][j]
+            if found:
+                return True
+        return False
+
+    return go(0)
+
+
+def _within(placement: Placement, max_dp_use: int, max_pp_use: int) -> bool:
+    return all(len(set(col)) <= max_dp_use for col in placement.columns()) and all(
+        len(set(row)) <= max_pp_use for row in placement.matrix
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_instances(max_cells=10, max_pods=5))
+def test_narrow_pairs_equal_a_complete_search(instance):
+    for a in range(1, min(instance.rows, instance.n_minipods) + 1):
+        for b in range(1, min(instance.cols, instance.n_minipods) + 1):
+            if 2 not in (a, b):
+                continue
+            got = decide(instance, a, b)
+            assert got is not None
+            assert (got is not False) == _feasible_by_search(instance, a, b), (a, b)
+            if got is not False:
+                assert check(instance, got) == []
+                assert _within(got, a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_instances(max_cells=12, max_pods=4))
+def test_decomposition_with_narrow_pairs_equals_the_oracle(instance):
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, "placement/exact-mip")
+    assert result.status is SolutionStatus.OPTIMAL, result.message
+    assert math.isclose(result.objective, oracle.objective, abs_tol=1e-6)
+
+
+def test_a_tight_pair_the_counting_bound_admits_is_refuted():
+    """Issue #14's ``uneven-4x128-r54c11-s14-0``: every minipod full, ``A = B = 2``
+    infeasible by divisibility (see docs/placement.md, "Narrow pairs")."""
+    inst = PlacementInstance(
+        "tight",
+        [Minipod(f"mp{j}", f) for j, f in enumerate([210, 128, 128, 128])],
+        dp=54, tp=8, pp=11, alpha=0.07,
+    )  # fmt: skip
+    assert decide(inst, 2, 2) is False
