@@ -159,3 +159,35 @@ def test_placement_import_still_requires_its_options(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "Missing option '--level'" in out.output
     stray = import_example(tmp_path / "x.json", "--level", "1", "--idle", "n1:0")
     assert stray.exit_code == 2 and "--idle is not an option of placement imports" in stray.output
+
+
+def test_gpuselect_import_from_scontrol(tmp_path: Path) -> None:
+    out = tmp_path / "pool.json"
+    made = invoke(
+        "instances", "import", "gpuselect", "--scontrol", str(GPUSELECT / "scontrol.txt"),
+        "--topo-file", f"a100={GPUSELECT / 'dgx-a100.txt'}", "--k", "6", "--inter-gbps", "25",
+        "--out", str(out),
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    instance = topoopt.load(out)
+    assert [(h.name, h.type, h.available) for h in instance.hosts][:2] == [
+        ("gpu01", "a100", (2, 3, 4, 5, 6, 7)),
+        ("gpu02", "a100", (3, 4, 6)),
+    ]
+    assert len(instance.hosts) == 5
+    picked = invoke(
+        "instances", "import", "gpuselect", "--scontrol", str(GPUSELECT / "scontrol.txt"),
+        "--hosts", "gpu[01-02]", "--idle", "gpu02:0-7", "--type", "A800", "--k", "8",
+        "--inter-gbps", "25", "--out", str(out),
+    )  # fmt: skip
+    assert picked.exit_code == 0, picked.output
+    instance = topoopt.load(out)
+    assert [(h.name, h.type, h.available) for h in instance.hosts] == [
+        ("gpu01", "A800", ()),
+        ("gpu02", "A800", tuple(range(8))),
+    ]
+    unknown = invoke(
+        "instances", "import", "gpuselect", "--scontrol", str(GPUSELECT / "scontrol.txt"),
+        "--hosts", "cpu01", "--k", "1", "--out", str(out),
+    )  # fmt: skip
+    assert unknown.exit_code == 2 and "--hosts: node 'cpu01' has no GPU" in unknown.output

@@ -11,12 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import topoopt
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.gpuselect import BottleneckModel, GpuSelectInstance, Host, TableModel
 from topoopt.gpuselect.loaders import read_intra_csv, read_topology
-from topoopt.gpuselect.pool import devices_lines, from_cluster, parse_idle, visible_devices
+from topoopt.gpuselect.pool import (
+    devices_lines,
+    format_idle,
+    from_cluster,
+    parse_idle,
+    parse_scontrol_nodes,
+    visible_devices,
+)
 from topoopt.gpuselect.topologies import builtin_topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -305,3 +314,102 @@ def test_artifact_topology_files_per_host(shared_data: Path, host_type: str) -> 
     assert {h.type for h in inst.hosts} == {f"{host_type}_topo"}
     assert inst.bandwidth.topology[f"{host_type}_topo"] == builtin_topology(host_type)
     assert topoopt.solve(inst, "gpuselect/auto").is_ok
+
+
+# --------------------------------------------------------------------------- round trip
+
+_NAMES = st.builds(
+    lambda prefix, number, width: f"{prefix}{number:0{width}d}",
+    st.sampled_from(["n", "gpu", "r1n", "dgx-a"]),
+    st.integers(0, 120),
+    st.integers(1, 3),
+)
+
+
+@st.composite
+def idle_pools(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    names = draw(st.lists(_NAMES, min_size=1, max_size=12, unique=True))
+    gpus = {name: draw(st.integers(1, 16)) for name in names}
+    idle = {
+        name: tuple(sorted(draw(st.sets(st.integers(0, count - 1), max_size=count))))
+        for name, count in gpus.items()
+    }
+    return gpus, idle
+
+
+@settings(max_examples=300, deadline=None)
+@given(idle_pools(), st.booleans())
+def test_format_idle_round_trips(pool: tuple[dict, dict], whole_hosts: bool) -> None:
+    gpus, idle = pool
+    assume(any(idle.values()))
+    text = format_idle(idle, gpus if whole_hosts else None)
+    assert parse_idle(text, gpus) == idle
+
+
+# --------------------------------------------------------------------------- scontrol
+
+SCONTROL = EXAMPLE / "scontrol.txt"  # scontrol show node -d layout (Slurm 23.02), hand-written
+
+
+def test_scontrol_multi_line_records() -> None:
+    nodes = parse_scontrol_nodes(SCONTROL.read_text(), str(SCONTROL))
+    assert nodes.types == dict.fromkeys(["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"], "a100")
+    assert set(nodes.gpus.values()) == {8}  # cpu01 has no GPU: left out
+    assert nodes.idle == {
+        "gpu01": (2, 3, 4, 5, 6, 7),  # MIXED, IDX:0-1 held
+        "gpu02": (3, 4, 6),  # MIXED, IDX:0-2,5,7 held
+        "gpu03": tuple(range(8)),  # IDLE
+        "gpu04": (),  # ALLOCATED
+        "gpu05": (),  # IDLE+DRAIN
+    }
+    typed = parse_scontrol_nodes(SCONTROL.read_text(), host_type="dgx")
+    assert set(typed.types.values()) == {"dgx"}
+
+
+def test_scontrol_one_line_records_into_a_pool() -> None:
+    text = (
+        "NodeName=n1 CPUAlloc=8 Gres=gpu:4(S:0) GresUsed=gpu:1(IDX:3) State=MIXED Partitions=a\n"
+        "NodeName=n2 Gres=gpu:4 GresUsed=gpu:0(IDX:N/A) State=IDLE Reason=(null)\n"
+        "NodeName=n3 Gres=gpu:4 GresUsed=gpu:0 State=DOWN* Reason=Not responding\n"
+    )
+    nodes = parse_scontrol_nodes(text)
+    assert nodes.types == {"n1": "gpu", "n2": "gpu", "n3": "gpu"}
+    assert nodes.idle == {"n1": (0, 1, 2), "n2": (0, 1, 2, 3), "n3": ()}
+    pool = from_cluster(
+        nodes.types,
+        gpus=nodes.gpus,
+        idle=nodes.idle,
+        topologies={"gpu": EXAMPLE / "pcie-4gpu.txt"},
+        k=4,
+        inter_gbps=10,
+    )
+    assert [h.available for h in pool.hosts] == [(0, 1, 2), (0, 1, 2, 3), ()]
+    assert visible_devices(topoopt.solve(pool, "gpuselect/auto")) == {"n2": "0,1,2,3"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "NodeName=a Gres=gpu:a100:8 GresUsed=gpu:a100:2 State=MIXED",
+            "<scontrol>:1: GresUsed of node 'a' does not say which GPUs are used (no IDX): run "
+            "scontrol show node -d",
+        ),
+        (
+            "NodeName=a Gres=gpu:a100:4(S:0),gpu:v100:4(S:1) State=IDLE",
+            "several GPU entries on one node",
+        ),
+        (
+            "NodeName=a Gres=gpu:a100:4 GresUsed=gpu:a100:1(IDX:6) State=MIXED",
+            "node 'a' uses GPU 6 but has GPUs 0..3",
+        ),
+        ("NodeName=a Gres=(null) State=IDLE", "<scontrol>: no node with GPUs"),
+        ("State=IDLE\nNodeName=a", "<scontrol>:1: expected a NodeName= record first"),
+        ("NodeName=a Gres=gpu:x:y State=IDLE", "'gpu:x:y' is not gpu[:TYPE]:COUNT"),
+        ("NodeName=a Gres=gpu:1\nNodeName=a Gres=gpu:1", "<scontrol>:2: node 'a' is listed twice"),
+    ],
+)
+def test_scontrol_errors_name_the_line_and_rule(text: str, message: str) -> None:
+    with pytest.raises(InvalidInstanceError) as info:
+        parse_scontrol_nodes(text)
+    assert message in str(info.value)

@@ -350,6 +350,7 @@ def _level(value: str) -> int | str:
 _PLACEMENT_REQUIRED = ("topology_file", "level", "free", "dp", "tp", "pp", "alpha")
 _GPUSELECT_OPTIONS = {
     "hosts": "--hosts",
+    "scontrol": "--scontrol",
     "host_type": "--type",
     "topo_files": "--topo-file",
     "tables": "--table",
@@ -430,7 +431,18 @@ _PLACEMENT_OPTIONS = {
     help="gpuselect: the hosts (node[01-04]), optionally with their type; repeatable.",
 )
 @click.option(
-    "--type", "host_type", default=None, help="gpuselect: type of the hosts --hosts gives none."
+    "--scontrol",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="gpuselect: output of scontrol show node -d (-o or not): the GPU nodes, their GRES "
+    "type and count, and the GPUs jobs hold; --hosts then only selects nodes, --idle "
+    "overrides.",
+)
+@click.option(
+    "--type",
+    "host_type",
+    default=None,
+    help="gpuselect: type of the hosts --hosts gives none (with --scontrol: of every node).",
 )
 @click.option(
     "--topo-file",
@@ -510,7 +522,7 @@ def import_instance(family: str, name: str | None, out: str, **options: Any) -> 
                 )
         instance, summary = _import_placement(name, **{k: options[k] for k in own})
     else:
-        for key in ("hosts", "k"):
+        for key in ("hosts", "k") if options["scontrol"] is None else ("k",):
             if options[key] in (None, ()):
                 raise click.MissingParameter(
                     param_type="option", param_hint=f"'{_GPUSELECT_OPTIONS[key]}'"
@@ -577,6 +589,7 @@ def _import_gpuselect(
     name: str | None,
     *,
     hosts: tuple[str, ...],
+    scontrol: str | None,
     host_type: str | None,
     topo_files: tuple[str, ...],
     tables: tuple[str, ...],
@@ -588,16 +601,42 @@ def _import_gpuselect(
     gpus: int | None,
 ) -> tuple[topoopt.Instance, str]:
     from topoopt.core.errors import InvalidInstanceError
-    from topoopt.gpuselect.pool import from_cluster
+    from topoopt.gpuselect.loaders import read_text
+    from topoopt.gpuselect.pool import from_cluster, parse_scontrol_nodes
 
     pool: dict[str, str | None] = {}
     for value in hosts:
         hostlist, sep, kind = value.partition("=")
-        if not hostlist or (sep and not kind):
+        if not hostlist or (sep and not kind) or (sep and scontrol):
             raise click.BadParameter(
-                f"{value!r}: write HOSTLIST or HOSTLIST=TYPE", param_hint="'--hosts'"
+                f"{value!r}: write HOSTLIST"
+                + ("" if scontrol else " or HOSTLIST=TYPE")
+                + (" (--scontrol gives the types)" if scontrol else ""),
+                param_hint="'--hosts'",
             )
         pool[hostlist] = kind or host_type
+    per_host: dict[str, int] | None = None
+    free: Any = idle
+    if scontrol is not None:
+        nodes = parse_scontrol_nodes(
+            read_text(Path(scontrol), "--scontrol"), scontrol, host_type=host_type
+        )
+        chosen = list(nodes.types)
+        if pool:
+            from topoopt.topology import expand
+
+            wanted = {n for hostlist in pool for n in expand(hostlist)}
+            unknown = sorted(wanted - set(chosen))
+            if unknown:
+                raise TopooptError(
+                    f"--hosts: node {unknown[0]!r} has no GPU in {scontrol} "
+                    f"({len(chosen)} GPU nodes)"
+                )
+            chosen = [n for n in chosen if n in wanted]
+        pool = {n: nodes.types[n] for n in chosen}
+        per_host = {n: nodes.gpus[n] for n in chosen}
+        if idle is None:
+            free = {n: nodes.idle[n] for n in chosen}
     by_type: dict[str, list[str]] = {}
     for kind, path in _pairs(tables, "--table", "TYPE=CSV"):
         by_type.setdefault(kind, []).append(path)
@@ -608,8 +647,8 @@ def _import_gpuselect(
         instance = from_cluster(
             pool,
             k=k,
-            idle=idle,
-            gpus=gpus,
+            idle=free,
+            gpus=gpus if per_host is None or gpus is not None else per_host,
             tables={t: p[0] if len(p) == 1 else p for t, p in by_type.items()} or None,
             cross=cross,
             topologies=dict(_pairs(topo_files, "--topo-file", "TYPE_OR_HOSTLIST=FILE")) or None,

@@ -10,7 +10,9 @@ what a scheduler or an operator has at hand:
   (:func:`~topoopt.gpuselect.loaders.read_intra_csv`), optionally a cross-host CSV table, or
   ``nvidia-smi topo -m`` matrices by host type or per host
   (:func:`~topoopt.gpuselect.loaders.read_topology`) — or any bandwidth model;
-* the idle GPUs: an expression :func:`parse_idle` reads (``node[01-04]:0-7,node05:0,3``).
+* the idle GPUs: an expression :func:`parse_idle` reads (``node[01-04]:0-7,node05:0,3``), or
+  Slurm's own view, ``scontrol show node -d`` output read by :func:`parse_scontrol_nodes`
+  (hosts, GPU types and counts, and the GPU indices jobs hold).
 
 :func:`visible_devices` turns a solution back into the ``CUDA_VISIBLE_DEVICES`` value of
 every host it uses, and :func:`devices_lines` into the ``host CUDA_VISIBLE_DEVICES=...`` lines
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -59,7 +62,15 @@ from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST
 from topoopt.gpuselect.models import BandwidthModel, BottleneckModel, TableModel, TopologyModel
 from topoopt.gpuselect.topologies import builtin_topology
 
-__all__ = ["devices_lines", "from_cluster", "parse_idle", "visible_devices"]
+__all__ = [
+    "SlurmGpus",
+    "devices_lines",
+    "format_idle",
+    "from_cluster",
+    "parse_idle",
+    "parse_scontrol_nodes",
+    "visible_devices",
+]
 
 DEFAULT_GPUS = 8
 """GPUs per host when neither ``gpus``, a topology nor a table says how many."""
@@ -254,6 +265,161 @@ def _check_index(name: str, index: int, gpus: Mapping[str, int], where: str) -> 
             "idle",
             f"{where!r}: GPU {index} out of range: host {name!r} has GPUs 0..{gpus[name] - 1}",
         )
+
+
+def _ranges(indices: Iterable[int]) -> str:
+    """``0-3,6`` for ``[0, 1, 2, 3, 6]``."""
+    parts: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+        run = [i]
+    if run:
+        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    return ",".join(parts)
+
+
+def format_idle(idle: Mapping[str, Iterable[int]], gpus: Mapping[str, int] | None = None) -> str:
+    """The idle-GPU expression of ``idle`` (inverse of :func:`parse_idle`).
+
+    Hosts with the same idle GPUs are folded into one hostlist; a host whose GPUs are all idle
+    (per ``gpus``) is written alone; hosts with no idle GPU are left out.
+
+    Examples
+    --------
+    >>> idle = {"n1": [0, 1, 2, 3], "n2": [0, 1, 2, 3], "n3": [5, 7], "n4": [], "n5": range(8)}
+    >>> format_idle(idle, {"n5": 8})
+    'n[1-2]:0-3,n3:5,7,n5'
+    """
+    groups: dict[tuple[int, ...] | None, list[str]] = {}
+    for name, listed in idle.items():
+        indices = tuple(sorted(set(listed)))
+        if not indices:
+            continue
+        whole = gpus is not None and name in gpus and indices == tuple(range(gpus[name]))
+        groups.setdefault(None if whole else indices, []).append(name)
+    items: list[str] = []
+    for shared, names in groups.items():
+        for hostlist in _items(_fold(names)):
+            items.append(hostlist if shared is None else f"{hostlist}:{_ranges(shared)}")
+    return ",".join(items)
+
+
+# --------------------------------------------------------------------------- Slurm
+
+_FIELD = re.compile(r"(\w+)=(\S*)")
+_GRES = re.compile(r"gpu(?::([^:(\s]+))?:(\d+)(?:\(([^)]*)\))?$")
+FREE_STATES = frozenset({"IDLE", "MIXED"})
+"""``scontrol`` node states whose GPUs not held by a job are idle (any flag such as
+``+DRAIN``, ``+RESERVED`` or a ``*`` suffix makes every GPU of the node unavailable)."""
+
+
+@dataclass(frozen=True)
+class SlurmGpus:
+    """The GPUs of the nodes ``scontrol show node -d`` lists (see
+    :func:`parse_scontrol_nodes`): per node its GPU type, count and idle indices."""
+
+    types: dict[str, str]
+    gpus: dict[str, int]
+    idle: dict[str, tuple[int, ...]]
+
+
+def _gres_gpu(value: str, where: str) -> tuple[str | None, int, str | None] | None:
+    """``(type, count, parenthesised part)`` of the GPU entry of a ``Gres``/``GresUsed``
+    value (``gpu:a100:4(S:0-1)``), ``None`` when it has none."""
+    entries = [e for e in re.split(r",(?![^(]*\))", value) if e.startswith("gpu")]
+    if not entries or value in ("(null)", ""):
+        return None
+    if len(entries) > 1:
+        raise InvalidInstanceError(
+            where, f"{value!r}: several GPU entries on one node (a host has one GPU type)"
+        )
+    match = _GRES.match(entries[0])
+    if not match:
+        raise InvalidInstanceError(where, f"{entries[0]!r} is not gpu[:TYPE]:COUNT[(...)]")
+    return match.group(1), int(match.group(2)), match.group(3)
+
+
+def parse_scontrol_nodes(
+    text: str, source: str = "<scontrol>", *, host_type: str | None = None
+) -> SlurmGpus:
+    """The GPU nodes of ``scontrol show node -d`` output (one-line ``-o`` records or the
+    default multi-line ones).
+
+    A node's GPUs are its ``Gres=gpu[:TYPE]:COUNT`` entry; the indices jobs hold are the
+    ``IDX`` list of ``GresUsed=gpu[:TYPE]:N(IDX:0-1,4)`` (printed with ``-d``); the others are
+    idle when the node's ``State`` is ``IDLE`` or ``MIXED`` (:data:`FREE_STATES`), none
+    otherwise. The host type is the GRES type (``a100``), or ``host_type`` when given (or
+    when the GRES has no type). Nodes without GPUs are left out.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming ``source:line`` and the rule (no ``IDX`` in ``GresUsed``: run ``scontrol show
+        node -d``; several GPU types on one node; an index beyond the node's GPUs).
+
+    Examples
+    --------
+    >>> out = parse_scontrol_nodes(
+    ...     "NodeName=g1 Gres=gpu:a100:4(S:0-1) GresUsed=gpu:a100:2(IDX:0,2) State=MIXED\\n"
+    ...     "NodeName=g2 Gres=gpu:a100:4(S:0-1) GresUsed=gpu:a100:0(IDX:N/A) State=IDLE+DRAIN\\n")
+    >>> out.types, out.gpus, out.idle
+    ({'g1': 'a100', 'g2': 'a100'}, {'g1': 4, 'g2': 4}, {'g1': (1, 3), 'g2': ()})
+    """
+    records: list[tuple[int, dict[str, str]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = dict(_FIELD.findall(line))
+        if "NodeName" in found:
+            records.append((number, {}))
+        if not records:
+            if found:
+                raise InvalidInstanceError(
+                    f"{source}:{number}", "expected a NodeName= record first"
+                )
+            continue
+        for key, value in found.items():
+            records[-1][1].setdefault(key, value)
+    out = SlurmGpus({}, {}, {})
+    declared = None if host_type is None else type_name(host_type, "host_type")
+    for number, fields in records:
+        where = f"{source}:{number}"
+        name = fields["NodeName"]
+        gres = _gres_gpu(fields.get("Gres", ""), where)
+        if gres is None or gres[1] == 0:
+            continue
+        kind, count, _ = gres
+        if count > MAX_GPUS_PER_HOST:
+            raise InvalidInstanceError(
+                where, f"node {name!r} has {count} GPUs (at most {MAX_GPUS_PER_HOST})"
+            )
+        used = _gres_gpu(fields.get("GresUsed", "gpu:0"), where)
+        held: set[int] = set()
+        if used is not None and used[1] > 0:
+            idx = (used[2] or "").removeprefix("IDX:")
+            if not used[2] or not used[2].startswith("IDX:"):
+                raise InvalidInstanceError(
+                    where,
+                    f"GresUsed of node {name!r} does not say which GPUs are used (no IDX): "
+                    "run scontrol show node -d",
+                )
+            held = _indices([idx], f"{name} GresUsed")
+            if max(held) >= count:
+                raise InvalidInstanceError(
+                    where, f"node {name!r} uses GPU {max(held)} but has GPUs 0..{count - 1}"
+                )
+        if name in out.gpus:
+            raise InvalidInstanceError(where, f"node {name!r} is listed twice")
+        out.types[name] = declared or kind or "gpu"
+        out.gpus[name] = count
+        free = fields.get("State", "") in FREE_STATES
+        out.idle[name] = tuple(i for i in range(count) if free and i not in held)
+    if not out.gpus:
+        raise InvalidInstanceError(source, "no node with GPUs (Gres=gpu:...) found")
+    return out
 
 
 # --------------------------------------------------------------------------- hosts and models
