@@ -10,16 +10,18 @@ import topoopt
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import PlacementInstance, check
 from topoopt.placement.solvers import mip
+from topoopt.placement.targets import Constructions
 
 
 @pytest.mark.parametrize(
     ("free", "rows", "cols"), [((7, 1), 4, 2), ((2, 1, 7), 5, 2), ((3, 4, 1), 4, 2)]
 )
 def test_child_process_answer_equals_the_oracle(monkeypatch, free, rows, cols):
-    """Instances whose optimal pair only the feasibility MIP decides (without the narrow
-    test, which decides these), solved in the child."""
+    """Instances whose optimal pair only the feasibility MIP decides (without the guillotine
+    construction and the narrow test, which decide these), solved in the child."""
     monkeypatch.setattr(mip, "ISOLATE_ASSIGNMENTS", 0)
     monkeypatch.setattr(mip, "decide_narrow", lambda *args: None)
+    monkeypatch.setattr(Constructions, "guillotine", lambda *args: None)
     inst = PlacementInstance("iso", list(free), dp=rows, tp=8, pp=cols, alpha=0.4)
     oracle = topoopt.solve(inst, "placement/enumerate")
     result = topoopt.solve(inst, "placement/exact-mip", time_limit=60)

@@ -233,6 +233,83 @@ class Constructions:
             [[owner[row_group[r], col_group[c]] for c in range(cols)] for r in range(rows)]
         )
 
+    def guillotine(self, max_dp_use: int, max_pp_use: int) -> Placement | None:
+        """See :func:`guillotine`."""
+        inst = self.instance
+        for transpose in (False, True):
+            length, width = (inst.cols, inst.rows) if transpose else (inst.rows, inst.cols)
+            groups, strips = (max_pp_use, max_dp_use) if transpose else (max_dp_use, max_pp_use)
+            for balanced in (True, False):
+                cut = _guillotine(list(self.caps), length, width, groups, strips, balanced)
+                if cut is None:
+                    continue
+                matrix = [[-1] * width for _ in range(length)]
+                top = 0
+                for size, pieces in cut:
+                    left = 0
+                    for w, j in pieces:
+                        for r in range(top, top + size):
+                            matrix[r][left : left + w] = [j] * w
+                        left += w
+                    top += size
+                if transpose:
+                    matrix = [list(col) for col in zip(*matrix, strict=True)]
+                return Placement.from_rows(matrix)
+        return None
+
+
+def _guillotine(
+    caps: list[int], length: int, width: int, groups: int, strips: int, balanced: bool
+) -> list[tuple[int, list[tuple[int, int]]]] | None:
+    """Cut ``length`` lines of ``width`` cells into at most ``groups`` bands of consecutive
+    lines, each band into at most ``strips`` strips (consecutive positions, every line of the
+    band alike), each strip whole in one minipod; greedy: each band takes the most lines the
+    ``strips`` largest free capacities hold (``balanced``: at most an even share of the lines
+    left), its strips the widest those capacities allow. ``[(lines, [(width, pod), ...])]`` or
+    ``None``."""
+    out: list[tuple[int, list[tuple[int, int]]]] = []
+    left = length
+    for g in range(groups):
+        if not left:
+            break
+        top = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[:strips]
+
+        def fits(size: int, top: list[int] = top) -> bool:
+            return sum(min(caps[j] // size, width) for j in top) >= width
+
+        if not fits(1):
+            return None
+        lo, hi = 1, left  # the largest size that fits (fits is monotone)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        size = min(lo, -(-left // (groups - g))) if balanced else lo
+        pieces = []
+        done = 0
+        for j in top:
+            w = min(caps[j] // size, width - done)
+            if w:
+                pieces.append((w, j))
+                caps[j] -= w * size
+                done += w
+            if done == width:
+                break
+        out.append((size, pieces))
+        left -= size
+    return out if not left else None
+
+
+def guillotine(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:
+    """Rows in at most ``max_dp_use`` bands of consecutive rows, each band's columns cut
+    into at most ``max_pp_use`` strips of its own widths, each block whole in one minipod (or
+    the same with rows and columns swapped); greedy. A column then touches at most one minipod
+    per band and a row at most one per strip. Returns a placement or ``None`` (which proves
+    nothing). Unlike :func:`block_design`, the bands need not be cut alike."""
+    return Constructions(instance).guillotine(max_dp_use, max_pp_use)
+
 
 def monochrome_columns(instance: PlacementInstance, max_pp_use: int) -> Placement | None:
     """A placement with every column in one minipod and rows touching ``<= max_pp_use``

@@ -247,6 +247,7 @@ class ExactMipSolver(MipSolver):
             "closed form": 0,
             "counting bound": 0,
             "block design": 0,
+            "guillotine": 0,
             "narrow test": 0,
             "MIP": 0,
         }
@@ -282,10 +283,14 @@ class ExactMipSolver(MipSolver):
                 found = build.block_design(pair.max_dp_use, pair.max_pp_use, out_of_time)
                 if build.interrupted:
                     return give_up(pair)
-                narrow: Placement | Literal[False] | None = None
                 if found is not None:
                     decided["block design"] += 1
                 else:
+                    found = build.guillotine(pair.max_dp_use, pair.max_pp_use)
+                    if found is not None:
+                        decided["guillotine"] += 1
+                narrow: Placement | Literal[False] | None = None
+                if found is None:
                     narrow = decide_narrow(instance, pair.max_dp_use, pair.max_pp_use, out_of_time)
                 if narrow is False:
                     decided["narrow test"] += 1
@@ -345,6 +350,7 @@ def _constructive_incumbent(
             build.monochrome_columns(b) if a == 1 else None,
             build.monochrome_rows(a) if b == 1 else None,
             build.block_design(a, b, out_of_time or _never),
+            build.guillotine(a, b) if a > 1 and b > 1 else None,
         ):
             if found is not None:
                 candidates.append(found)
