@@ -321,8 +321,9 @@ def allowed_paths() -> tuple[str, ...]:
     "--hostfile",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Write the node of every node-level rank, one name per line in rank order (the "
-    "SLURM_HOSTFILE of srun --distribution=arbitrary); families with a rank order.",
+    help="placement: the node of every node-level rank, one name per line in rank order (the "
+    "SLURM_HOSTFILE of srun --distribution=arbitrary); gpuselect: one 'host "
+    "CUDA_VISIBLE_DEVICES=i,j' line per host used.",
 )
 def solve(
     instance_file: str,
