@@ -127,17 +127,23 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.fmean(values):.2f}" if values else "–"
 
 
-def table(records: list[dict[str, Any]]) -> list[str]:
-    """Means per class: leaf spreads and score of both solvers, and how often the leaf step
-    lowered the leaf score."""
+def table(records: list[dict[str, Any]], by_alpha: bool = False) -> list[str]:
+    """Means per class (and alpha): leaf spreads and score of both solvers, and how often the
+    leaf step lowered the leaf score."""
+    alphas = sorted({r["alpha"] for r in records if "alpha" in r}) if by_alpha else [None]
     lines = [
-        "| class | runs | leaf DP spread (fill -> hier.) | leaf PP spread (fill -> hier.) "
+        f"| class{' | alpha' if by_alpha else ''} | runs | leaf DP spread (fill -> hier.) "
+        "| leaf PP spread (fill -> hier.) "
         "| leaf score (fill -> hier.) | lower | proven least | same objective "
         "| time (flat / hier.) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if by_alpha else ""),
     ]
-    for cls in CLASSES:
-        by = {(r["instance"], r["solver"]): r for r in records if r.get("class") == cls}
+    for cls, alpha in ((c, a) for c in CLASSES for a in alphas):
+        by = {
+            (r["instance"], r["solver"]): r
+            for r in records
+            if r.get("class") == cls and (alpha is None or r.get("alpha") == alpha)
+        }
         pairs = [
             (by[name, SOLVERS[0]], by[name, SOLVERS[1]])
             for name, solver in by
@@ -157,7 +163,8 @@ def table(records: list[dict[str, Any]]) -> list[str]:
         t_flat = statistics.median(r["wall_s"] for r in flat)
         t_deep = statistics.median(r["wall_s"] for r in deep)
         lines.append(
-            f"| {cls} {CLASSES[cls]} | {len(pairs)} | {arrow('leaf_dp_spread')} "
+            f"| {cls} {CLASSES[cls]}{f' | {alpha:g}' if by_alpha else ''} | {len(pairs)} "
+            f"| {arrow('leaf_dp_spread')} "
             f"| {arrow('leaf_pp_spread')} | {arrow('leaf_score')} | {lower} | {proven} "
             f"| {same} | {t_flat:.3f} / {t_deep:.3f} s |"
         )
@@ -195,6 +202,11 @@ def main() -> None:
         "`topoopt.solve`.",
         "",
         *table(records),
+        "",
+        "By alpha (the weight of the DP spread; the leaf step trades the two spreads the same "
+        "way as the minipod level):",
+        "",
+        *table(records, by_alpha=True),
         "",
     ]
     args.out.write_text("\n".join(text), encoding="utf-8")

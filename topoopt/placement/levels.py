@@ -24,6 +24,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 EXACT_CELLS = 48
 """Jobs of at most this many nodes get the exact branch and bound after the constructions."""
 
-EXACT_NODES = 200_000
+EXACT_NODES = 100_000
 """Search nodes the branch and bound may visit before it stops (then unproven)."""
 
 IMPROVE_PASSES = 3
@@ -254,15 +255,33 @@ def _sequential(cells: list[Cell], sizes: list[int]) -> dict[Cell, int]:
     return out
 
 
+def _blocks(cells: list[Cell], sizes: list[int], by: int, parts: int) -> dict[Cell, int]:
+    """Blocks: the minipod's distinct columns (``by=0``) or rows (``by=1``) cut into ``parts``
+    contiguous groups; cells in order of (group, row or column, the other index) filled onto
+    the leaves largest first, so each leaf holds a block of a few rows by a few columns."""
+    keys = sorted({cell[1 - by] for cell in cells})
+    group = {key: i * parts // len(keys) for i, key in enumerate(keys)}
+    ordered = sorted(cells, key=lambda x: (group[x[1 - by]], x[by], x[1 - by]))
+    order = sorted(range(len(sizes)), key=lambda k: (-sizes[k], k))
+    placed = _sequential(ordered, [sizes[k] for k in order])
+    return {cell: order[k] for cell, k in placed.items()}
+
+
 CONSTRUCTIONS: dict[str, Callable[[list[Cell], list[int]], dict[Cell, int]]] = {
     "fill": lambda cells, sizes: _sequential(sorted(cells, key=lambda x: (x[1], x[0])), sizes),
     "row-major fill": lambda cells, sizes: _sequential(sorted(cells), sizes),
     "DP segments": lambda cells, sizes: _pack(_segments(cells, 1), sizes),
     "PP segments": lambda cells, sizes: _pack(_segments(cells, 0), sizes),
+    **{
+        f"{kind} blocks/{parts}": partial(_blocks, by=by, parts=parts)
+        for kind, by in (("PP", 0), ("DP", 1))
+        for parts in (2, 4)
+    },
 }
 """Leaf assignments of one minipod's cells: the rank-order fill (column by column), the fill
-row by row, and whole DP-column / PP-row segments packed largest first (best fit, split over
-the roomiest leaves when none holds one)."""
+row by row, whole DP-column / PP-row segments packed largest first (best fit, split over
+the roomiest leaves when none holds one), and blocks (:func:`_blocks`, the columns or rows
+in 2 or 4 groups)."""
 
 
 class _Totals:
