@@ -365,10 +365,14 @@ class CountingBound:
     @property
     def work(self) -> int:
         """Element operations of the table's build (cells times per-minipod updates)."""
+        return self._work(*self.shape)
+
+    def _work(self, size_a: int, size_b: int) -> int:
         inst = self.instance
-        size_a, size_b = self.shape
         updates = sum(
-            min(inst.rows, -(-f // b)) for f in inst.capacities for b in range(1, inst.cols + 1)
+            min(inst.rows, size_a - 1, -(-f // b))
+            for f in inst.capacities
+            for b in range(1, min(inst.cols, size_b - 1) + 1)
         )
         return size_a * size_b * updates
 
@@ -379,19 +383,24 @@ class CountingBound:
 
     @cached_property
     def best(self) -> np.ndarray | None:
-        inst = self.instance
-        rows, cols = inst.rows, inst.cols
         size_a, size_b = self.shape
         if size_a * size_b > MAX_COUNTING_CELLS or self.work > MAX_COUNTING_WORK:
             return None
+        return self._build(size_a, size_b)
+
+    def _build(self, size_a: int, size_b: int) -> np.ndarray | None:
+        """The table of the sums ``sum a < size_a``, ``sum b < size_b`` (``None`` when
+        ``expired()`` stops it)."""
+        inst = self.instance
+        rows, cols = inst.rows, inst.cols
         max_a, max_b = size_a - 1, size_b - 1
         table = np.full((size_a, size_b), -np.inf)
         table[0, 0] = 0.0
         updates = 0
         for free in inst.capacities:
             new = table.copy()
-            for b in range(1, cols + 1):
-                for a in range(1, min(rows, -(-free // b)) + 1):
+            for b in range(1, min(cols, max_b) + 1):
+                for a in range(1, min(rows, max_a, -(-free // b)) + 1):
                     updates += 1
                     if updates % _CHECK_EVERY == 0 and self.expired():
                         self.interrupted = True
@@ -402,16 +411,41 @@ class CountingBound:
             table = new
         return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
 
+    def _bounded(self, sa: int, sb: int) -> np.ndarray | None:
+        """A table covering the sums ``(sa, sb)`` when the full one is too large: the one
+        built for an earlier pair if it covers them, else one just large enough for both
+        (``None`` when that is over the limits too)."""
+        have = self._partial
+        if have is not None and have.shape[0] > sa and have.shape[1] > sb:
+            return have
+        size_a, size_b = sa + 1, sb + 1
+        if have is not None:
+            size_a, size_b = max(size_a, have.shape[0]), max(size_b, have.shape[1])
+        if size_a * size_b > MAX_COUNTING_CELLS or self._work(size_a, size_b) > MAX_COUNTING_WORK:
+            return None
+        self._partial = self._build(size_a, size_b)
+        return self._partial
+
+    _partial: np.ndarray | None = None
+
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
-        """Whether the relaxation admits the pair (``False`` proves it infeasible)."""
+        """Whether the relaxation admits the pair (``False`` proves it infeasible).
+
+        When the full table is over the limits, a table of only the sums the pair needs
+        (``sum a <= rows * B``, ``sum b <= cols * A``) is built instead, if that one is
+        within them; it answers the pair exactly as the full table would.
+        """
         if not self.lagrangian.allows(max_dp_use, max_pp_use):
             return False
+        inst = self.instance
+        full_a, full_b = self.shape
+        sa = min(inst.rows * max_pp_use, full_a - 1)
+        sb = min(inst.cols * max_dp_use, full_b - 1)
         best = self.best
+        if best is None and not self.interrupted:
+            best = self._bounded(sa, sb)
         if best is None:
             return True
-        inst = self.instance
-        sa = min(inst.rows * max_pp_use, best.shape[0] - 1)
-        sb = min(inst.cols * max_dp_use, best.shape[1] - 1)
         return bool(best[sa, sb] >= inst.n_nodes)
 
 
