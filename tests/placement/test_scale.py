@@ -258,9 +258,10 @@ def _wide_instances(draw: st.DrawFn) -> PlacementInstance:
     weights=st.sampled_from([None, (0.5, 0.25), (1.0, 1.0)]),
 )
 def test_topo_aware_equals_networkx_reference(instance: PlacementInstance, weights) -> None:
+    """With ``moves=0`` (every FM pass moves every vertex) the placement is the reference's."""
     dp, pp = (instance.alpha, instance.beta) if weights is None else weights
     options = {} if weights is None else {"dp_weight": dp, "pp_weight": pp}
-    result = topoopt.solve(instance, "placement/topo-aware", **options)
+    result = topoopt.solve(instance, "placement/topo-aware", moves=0, **options)
     assert result.solution.matrix == _topo_aware_reference(instance, dp, pp)
 
 
@@ -364,7 +365,8 @@ def test_coarse_mip_returns_its_start_when_the_time_is_used_up_before_solving(
 ) -> None:
     """Out of time before the backend runs (in the start, or in a build the estimate let
     through): the closed-form start, with termination ``time_limit``."""
-    instance = PlacementInstance("build", [40] * 60, dp=300, tp=8, pp=8, alpha=0.5)
+    # alpha 0: every minipod is a candidate, 149 x 150 unit-minipod pairs (seconds to build)
+    instance = PlacementInstance("build", [40] * 150, dp=750, tp=8, pp=8, alpha=0.0)
     monkeypatch.setattr(mip, "COARSE_S_PER_PAIR", 0.0)  # the estimate lets it build
     result, elapsed = _solve_timed(instance, "placement/coarse-mip", 0.2)
     _assert_clean(instance, result, elapsed, 0.2)

@@ -38,10 +38,25 @@ order (most used first) and gives them consecutive positions (stages for PP unit
 ranks for DP units), the paper's "continuous rank indices per minipod", so units with the
 same split line up and the other kind of group touches few minipods.
 
-The model has ``N * M`` pairs ``(i, j)`` (each with ``s``, ``n`` and a selection constraint),
-about 5–8 KB and 0.15 ms each to build and hand to HiGHS; :func:`model_size` counts them and
-``placement/coarse-mip`` builds no model with more than :data:`MAX_PAIRS`. The closed-form
-start is computed sparsely (``O(N * size + M log M)``), so it is available on any instance.
+**Aggregation** (:func:`build`; the per-unit model of the paper is :func:`build_per_unit`,
+kept as the reference of the tests). The per-unit model has ``N * M`` pairs ``(i, j)`` (each
+with ``s``, ``n`` and a selection constraint), about 5–8 KB and 0.15 ms each to build and
+hand to HiGHS, and ``N!`` symmetric copies of every solution. Two facts keep its optimum in a
+much smaller model:
+
+* some optimal solution uses the ``k`` largest minipods (moving a used minipod's load to a
+  larger unused one changes neither term), and ``w_y k + w_T <=`` the start's objective, so
+  only the ``k_max`` largest are candidates (:func:`candidate_pods`), ``y`` non-increasing;
+* some optimal solution is a forest (no cycle in its unit-minipod graph: shifting one node
+  alternately in and out along a cycle keeps every sum, until an edge empties), so it splits
+  at most ``k - 1`` units. ``P = min(N, k_max - 1)`` units are modelled one by one, the other
+  ``N - P`` are **whole units counted per minipod** (integer ``whole[j]``), and the forest
+  bound ``sum_i (sum_j s[i,j] - 1) <= sum_j y[j] - 1`` is a constraint.
+
+At 64 minipods the model has a few hundred pairs instead of 16,000–32,000.
+:func:`model_size` counts the pairs and ``placement/coarse-mip`` builds no model with more
+than :data:`MAX_PAIRS`. The closed-form start is computed sparsely
+(``O(N * size + M log M)``), so it is available on any instance.
 
 The module follows the formulation protocol of :mod:`topoopt.core.formulation`
 (:func:`build`, :func:`extract`, :func:`warm_start`; data as ``Param`` s, module-level rules).
@@ -49,6 +64,7 @@ The module follows the formulation protocol of :mod:`topoopt.core.formulation`
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pyomo.environ as pyo
@@ -66,21 +82,71 @@ about 0.7 GB and 15 s to build and translate at the limit. Raise it by assigning
 
 
 def model_size(instance: PlacementInstance, unit: str) -> int:
-    """Unit-minipod pairs ``(i, j)`` of the model of ``unit`` (its size, see :data:`MAX_PAIRS`).
+    """Unit-minipod pairs ``(i, j)`` of the model of ``unit`` (its size, see :data:`MAX_PAIRS`):
+    the explicit units times the candidate minipods (see :func:`build`).
 
     Examples
     --------
     >>> from topoopt.placement.instance import Minipod
     >>> inst = PlacementInstance("x", (Minipod("a", 8), Minipod("b", 8)), dp=4, tp=8, pp=2,
     ...                          alpha=0.5)
-    >>> model_size(inst, "pp"), model_size(inst, "dp")
-    (8, 4)
+    >>> model_size(inst, "pp"), per_unit_size(inst, "pp")  # one minipod holds every unit
+    (1, 8)
     """
+    n_units, _, _, _ = _shape(instance, unit)
+    pods = candidate_pods(instance, unit)
+    return _explicit_units(n_units, len(pods)) * len(pods)
+
+
+def per_unit_size(instance: PlacementInstance, unit: str) -> int:
+    """Unit-minipod pairs ``N * M`` of the per-unit reference model :func:`build_per_unit`."""
     return _shape(instance, unit)[0] * instance.n_minipods
 
 
+def _explicit_units(n_units: int, n_pods: int) -> int:
+    """Units modelled one by one: the at most ``k - 1`` units a forest solution splits."""
+    return max(1, min(n_units, n_pods - 1))
+
+
+def candidate_pods(instance: PlacementInstance, unit: str) -> list[int]:
+    """The minipods an optimal coarse solution needs, largest first (ties by index).
+
+    Some optimal solution uses the ``k`` largest minipods (moving the load of a used minipod
+    to a larger unused one changes neither objective term), and ``w_y k + w_T <= `` the
+    objective of the closed-form start, so only the ``k_max`` largest non-empty minipods are
+    candidates (all of them when ``w_y = 0``).
+    """
+    return _candidates(instance, unit, _start_counts(instance, unit))
+
+
+def _candidates(instance: PlacementInstance, unit: str, start: Counts) -> list[int]:
+    """:func:`candidate_pods` given the closed-form start."""
+    _, _, w_y, w_t = _shape(instance, unit)
+    caps = instance.capacities
+    order = sorted((j for j in range(len(caps)) if caps[j] > 0), key=lambda j: (-caps[j], j))
+    if w_y <= 0:
+        return order
+    used = len({j for counts in start for j in counts})
+    upper = _sparse_objective(start, w_y, w_t)
+    k_max = math.floor((upper - w_t) / w_y + 1e-9)
+    return order[: max(used, min(k_max, len(order)))]
+
+
 def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
-    """The coarse model of eq. 4–10 for scheduling unit ``unit`` (``"pp"`` or ``"dp"``).
+    """The coarse model of eq. 4–10 for scheduling unit ``unit``, aggregated (see
+    ``docs/placement.md``): the same optimum as :func:`build_per_unit`, a smaller model.
+
+    Two reductions keep the optimum of eq. 4–10 and shrink the model from ``N * M`` to about
+    ``k_max^2`` unit-minipod pairs:
+
+    * only the :func:`candidate_pods` (the ``k_max`` largest minipods) are modelled, with
+      ``y`` non-increasing along them;
+    * some optimal solution is a **forest** (its unit-minipod graph has no cycle: moving
+      nodes around a cycle, alternately one more and one fewer, keeps every sum and can be
+      repeated until an edge of the cycle empties), so it splits at most ``k - 1`` units
+      (``sum_i (s_i - 1) <= k - 1``). The units are interchangeable: ``P = min(N, k_max - 1)``
+      units are modelled one by one (``s``, ``n``), the other ``N - P`` are whole units
+      counted per minipod (``whole[j]``, integer), and the forest bound is a constraint.
 
     Parameters
     ----------
@@ -92,13 +158,55 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     Returns
     -------
     pyomo.environ.ConcreteModel
-        Data as ``Param`` s (``unit``, ``size``, ``w_y``, ``w_T``, ``floor``, ``free``),
-        variables ``y, s, n, T``.
+        Data as ``Param`` s (``unit``, ``size``, ``w_y``, ``w_T``, ``floor``, ``free``,
+        ``pod``, ``whole_units``, ``n_pods``, ``start``: the closed-form start's unit
+        counts), variables ``y, s, n, whole, T``.
     """
     if unit not in UNITS:
         raise InvalidOptionError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
     n_units, size, w_y, w_t = _shape(instance, unit)
+    closed_form = _start_counts(instance, unit)
+    pods = _candidates(instance, unit, closed_form)
+    explicit = _explicit_units(n_units, len(pods))
+    start = tuple(tuple(sorted(group.items())) for group in closed_form)
     m = pyo.ConcreteModel(name=f"placement-coarse-{unit}-{instance.name}")
+    m.start = pyo.Param(initialize=start, within=pyo.Any)
+    m.unit = pyo.Param(initialize=unit, within=pyo.Any)
+    m.size = pyo.Param(initialize=size, within=pyo.PositiveIntegers)
+    m.w_y = pyo.Param(initialize=w_y, within=pyo.NonNegativeReals)
+    m.w_T = pyo.Param(initialize=w_t, within=pyo.NonNegativeReals)
+    m.floor = pyo.Param(initialize=lower_bound(instance, unit), within=pyo.Reals)
+    m.n_pods = pyo.Param(initialize=instance.n_minipods, within=pyo.PositiveIntegers)
+    m.whole_units = pyo.Param(initialize=n_units - explicit, within=pyo.NonNegativeIntegers)
+    m.I = pyo.RangeSet(0, explicit - 1)
+    m.J = pyo.RangeSet(0, len(pods) - 1)
+    m.pod = pyo.Param(m.J, initialize=dict(enumerate(pods)), within=pyo.NonNegativeIntegers)
+    m.free = pyo.Param(m.J, initialize={k: instance.capacities[j] for k, j in enumerate(pods)})
+    m.y = pyo.Var(m.J, domain=pyo.Binary)
+    m.s = pyo.Var(m.I, m.J, domain=pyo.Binary)
+    m.n = pyo.Var(m.I, m.J, domain=pyo.NonNegativeIntegers, bounds=(0, size))
+    m.whole = pyo.Var(m.J, domain=pyo.NonNegativeIntegers, bounds=_whole_bounds)
+    m.T = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(1, len(pods)))
+    m.max_spread = pyo.Constraint(m.I, rule=_max_spread_rule)
+    m.capacity = pyo.Constraint(m.J, rule=_aggregated_capacity_rule)
+    m.allocation = pyo.Constraint(m.I, rule=_allocation_rule)
+    m.whole_count = pyo.Constraint(rule=_whole_count_rule)
+    m.selection = pyo.Constraint(m.I, m.J, rule=_selection_rule)
+    m.whole_unit_cut = pyo.Constraint(rule=_aggregated_whole_unit_rule)
+    m.forest = pyo.Constraint(rule=_forest_rule)
+    m.largest_first = pyo.Constraint(m.J, rule=_largest_first_rule)
+    m.objective = pyo.Objective(rule=_objective_rule)
+    m.capacity_bound = pyo.Constraint(rule=_capacity_bound_rule)
+    return m
+
+
+def build_per_unit(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
+    """The per-unit coarse model of eq. 4–10 (``N * M`` pairs), kept as the reference
+    :func:`build` is tested against; variables ``y, s, n, T`` over every unit and minipod."""
+    if unit not in UNITS:
+        raise InvalidOptionError(f"unit: must be one of {', '.join(UNITS)}, got {unit!r}")
+    n_units, size, w_y, w_t = _shape(instance, unit)
+    m = pyo.ConcreteModel(name=f"placement-coarse-per-unit-{unit}-{instance.name}")
     m.unit = pyo.Param(initialize=unit, within=pyo.Any)
     m.size = pyo.Param(initialize=size, within=pyo.PositiveIntegers)
     m.w_y = pyo.Param(initialize=w_y, within=pyo.NonNegativeReals)
@@ -121,6 +229,10 @@ def build(instance: PlacementInstance, unit: str = "pp") -> pyo.ConcreteModel:
     return m
 
 
+def _whole_bounds(m: pyo.ConcreteModel, j: int) -> tuple[int, int]:
+    return 0, min(pyo.value(m.whole_units), pyo.value(m.free[j]) // pyo.value(m.size))
+
+
 def _objective_rule(m: pyo.ConcreteModel) -> pyo.Expression:
     """Eq. 4: ``w_y * sum_j y[j] + w_T * T``."""
     return pyo.value(m.w_y) * pyo.quicksum(m.y[j] for j in m.J) + pyo.value(m.w_T) * m.T
@@ -140,9 +252,20 @@ def _capacity_rule(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
     return pyo.quicksum(m.n[i, j] for i in m.I) <= m.free[j] * m.y[j]
 
 
+def _aggregated_capacity_rule(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
+    """Eq. 6 (in nodes), the whole units included."""
+    load = pyo.value(m.size) * m.whole[j] + pyo.quicksum(m.n[i, j] for i in m.I)
+    return load <= m.free[j] * m.y[j]
+
+
 def _allocation_rule(m: pyo.ConcreteModel, i: int) -> pyo.Expression:
     """Eq. 7 (in nodes)."""
     return pyo.quicksum(m.n[i, j] for j in m.J) == pyo.value(m.size)
+
+
+def _whole_count_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """Eq. 7 of the whole units: every unit not modelled one by one is somewhere, whole."""
+    return pyo.quicksum(m.whole[j] for j in m.J) == pyo.value(m.whole_units)
 
 
 def _selection_rule(m: pyo.ConcreteModel, i: int, j: int) -> pyo.Expression:
@@ -155,6 +278,27 @@ def _whole_unit_rule(m: pyo.ConcreteModel) -> pyo.Expression:
     touches = pyo.quicksum(m.s[i, j] for i in m.I for j in m.J)
     whole = pyo.quicksum((m.free[j] // size) * m.y[j] for j in m.J)
     return touches >= 2 * len(m.I) - whole
+
+
+def _aggregated_whole_unit_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """The whole-unit cut with the ``N - P`` whole units' touches counted (one each)."""
+    size = pyo.value(m.size)
+    touches = pyo.value(m.whole_units) + pyo.quicksum(m.s[i, j] for i in m.I for j in m.J)
+    whole = pyo.quicksum((m.free[j] // size) * m.y[j] for j in m.J)
+    return touches >= 2 * (len(m.I) + pyo.value(m.whole_units)) - whole
+
+
+def _forest_rule(m: pyo.ConcreteModel) -> pyo.Expression:
+    """A forest over ``k`` used minipods splits units ``sum_i (s_i - 1) <= k - 1`` times."""
+    touches = pyo.quicksum(m.s[i, j] for i in m.I for j in m.J)
+    return touches - len(m.I) <= pyo.quicksum(m.y[j] for j in m.J) - 1
+
+
+def _largest_first_rule(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
+    """The used minipods are the largest candidates: ``y`` non-increasing."""
+    if j == 0:
+        return pyo.Constraint.Skip
+    return m.y[j - 1] >= m.y[j]
 
 
 def _shape(instance: PlacementInstance, unit: str) -> tuple[int, int, float, float]:
@@ -262,29 +406,92 @@ def start_solution(instance: PlacementInstance, unit: str = "pp") -> Placement:
 def warm_start(model: pyo.ConcreteModel, solution: Placement | PlacementInstance) -> None:
     """Set every variable of ``model`` from a placement (a complete MIP start).
 
-    ``n[i, j]`` counts the nodes of unit ``i`` in minipod ``j``; ``s``, ``y`` and ``T``
-    follow. Given the instance instead of a placement, the start is :func:`start_solution`.
+    The unit counts of the placement (nodes of each unit in each minipod) give ``s``,
+    ``y`` and ``T``; in the aggregated model (:func:`build`) its split units become the
+    explicit units (whole units fill the rest) and the other whole units ``whole[j]``. A
+    placement the aggregated model cannot hold (a minipod outside the candidates, more split
+    units than explicit ones, more splits than the forest bound allows) is replaced by the
+    closed-form start (kept in the model as ``start``), which it always holds. Given the
+    instance instead of a placement, the start is :func:`start_solution`.
     """
     unit = str(pyo.value(model.unit))
     if isinstance(solution, PlacementInstance):
         solution = start_solution(solution, unit)
     units = solution.matrix if unit == "pp" else solution.columns()
-    counts = [Counter(group) for group in units]
-    used: set[int] = set()
-    for i, group in enumerate(counts):
-        for j in model.J:
-            n = group.get(j, 0)
-            model.n[i, j].set_value(n, skip_validation=True)
-            model.s[i, j].set_value(1 if n else 0, skip_validation=True)
-        used.update(group)
-    for j, var in model.y.items():
-        var.set_value(1 if j in used else 0, skip_validation=True)
-    model.T.set_value(max(len(group) for group in counts))
+    counts: Counts = [dict(Counter(group)) for group in units]
+    if not hasattr(model, "whole"):  # the per-unit reference model
+        _set_units(model, counts, {j: j for j in model.J})
+        return
+    if not _set_aggregated(model, counts):
+        closed_form = [dict(group) for group in pyo.value(model.start)]
+        if not _set_aggregated(model, closed_form):
+            raise AssertionError("the closed-form start always fits the aggregated model")
+
+
+def _set_aggregated(model: pyo.ConcreteModel, counts: Counts) -> bool:
+    """Set the aggregated model's variables from unit counts; ``False`` (nothing set) when
+    the model cannot hold them."""
+    position = {pyo.value(model.pod[k]): k for k in model.J}
+    split = [group for group in counts if len(group) > 1]
+    whole = [group for group in counts if len(group) == 1]
+    used = {j for group in counts for j in group}
+    if (
+        len(split) > len(model.I)
+        or not used <= position.keys()
+        or sum(len(group) - 1 for group in split) > max(position[j] for j in used)
+    ):
+        return False
+    explicit = split + whole[: len(model.I) - len(split)]
+    _set_units(model, explicit, position)
+    per_pod = Counter(next(iter(group)) for group in whole[len(explicit) - len(split) :])
+    for j, k in position.items():
+        model.whole[k].set_value(per_pod.get(j, 0), skip_validation=True)
+    last = max(position[j] for j in used)  # y non-increasing: every candidate up to the last
+    for k, var in model.y.items():
+        var.set_value(1 if k <= last else 0, skip_validation=True)
+    return True
+
+
+def _set_units(model: pyo.ConcreteModel, counts: Counts, position: dict[int, int]) -> None:
+    """``n``, ``s``, ``y`` and ``T`` of the units modelled one by one."""
+    dense = [{position[j]: n for j, n in group.items()} for group in counts]
+    for i, group in enumerate(dense):
+        for k in model.J:
+            n = group.get(k, 0)
+            model.n[i, k].set_value(n, skip_validation=True)
+            model.s[i, k].set_value(1 if n else 0, skip_validation=True)
+    used = {k for group in dense for k in group}
+    for k, var in model.y.items():
+        var.set_value(1 if k in used else 0, skip_validation=True)
+    model.T.set_value(max([1, *(len(group) for group in counts)]))
+
+
+def _sparse_counts(model: pyo.ConcreteModel) -> Counts:
+    """Nodes of each unit in each minipod (instance indices) of the loaded solution."""
+    per_unit = not hasattr(model, "whole")
+    pod = {k: k if per_unit else pyo.value(model.pod[k]) for k in model.J}
+    counts: Counts = []
+    for i in model.I:
+        values = {pod[k]: round(pyo.value(model.n[i, k])) for k in model.J}
+        counts.append({j: n for j, n in values.items() if n})
+    if not per_unit:
+        size = pyo.value(model.size)
+        for k in model.J:
+            counts += [{pod[k]: size} for _ in range(round(pyo.value(model.whole[k])))]
+    return counts
 
 
 def unit_counts(model: pyo.ConcreteModel) -> list[list[int]]:
-    """``counts[i][j]``: nodes of unit ``i`` in minipod ``j`` (rounded loaded values)."""
-    return [[round(pyo.value(model.n[i, j])) for j in model.J] for i in model.I]
+    """``counts[i][j]``: nodes of unit ``i`` in minipod ``j`` (rounded loaded values); in the
+    aggregated model the units modelled one by one come first, then the whole units."""
+    n_pods = pyo.value(model.n_pods) if hasattr(model, "n_pods") else len(model.J)
+    dense = []
+    for group in _sparse_counts(model):
+        row = [0] * n_pods
+        for j, n in group.items():
+            row[j] = n
+        dense.append(row)
+    return dense
 
 
 def contiguous_ranks(counts: list[list[int]]) -> list[list[int]]:
@@ -321,4 +528,4 @@ def _placement(units: list[list[int]], unit: str) -> Placement:
 
 def extract(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
     """The placement of the loaded solution after rank assignment."""
-    return _placement(contiguous_ranks(unit_counts(model)), str(pyo.value(model.unit)))
+    return _placement(_contiguous_ranks(_sparse_counts(model)), str(pyo.value(model.unit)))
