@@ -19,7 +19,13 @@ from topoopt.core.errors import InvalidOptionError
 from topoopt.placement import Leaf, Minipod, Placement, PlacementInstance, check, rank_order
 from topoopt.placement import solution as sol
 from topoopt.placement.cluster import from_topology
-from topoopt.placement.levels import assign_leaves, leaf_spreads
+from topoopt.placement.levels import (
+    _branch_and_bound,
+    assign_leaves,
+    leaf_sizes,
+    leaf_spreads,
+    score_leaves,
+)
 from topoopt.topology import Switch, Topology
 
 
@@ -129,6 +135,15 @@ def test_leaf_step_is_exact_on_tiny_jobs(case: tuple) -> None:
     assert found.proven
     assert math.isclose(found.score.score, best, abs_tol=1e-9)
     assert found.lower_bound <= best + 1e-9
+    # the branch and bound alone, from no incumbent, finds the same optimum
+    matrix = placement.matrix
+    sizes = {j: leaf_sizes(inst, j) for row in matrix for j in row}
+    leaves, complete = _branch_and_bound(
+        inst, matrix, sizes, (math.inf, 10**9), lambda: False, 10**7
+    )
+    assert complete and leaves is not None
+    grid = [list(zip(row, loc, strict=True)) for row, loc in zip(matrix, leaves, strict=True)]
+    assert math.isclose(score_leaves(inst, grid).score, best, abs_tol=1e-9)
 
 
 def test_branch_and_bound_beats_the_constructions_when_they_miss() -> None:

@@ -401,7 +401,7 @@ def assign_leaves(
     proven = current[0] <= round(lower, 12)
     if not proven and instance.n_nodes <= exact_cells and not out_of_time():
         found, complete = _branch_and_bound(
-            instance, matrix, sizes, leaves, current, out_of_time, exact_nodes
+            instance, matrix, sizes, current, out_of_time, exact_nodes
         )
         if found is not None:
             leaves, how = found, "branch and bound"
@@ -469,7 +469,6 @@ def _branch_and_bound(
     instance: PlacementInstance,
     matrix: Sequence[Sequence[int]],
     sizes: dict[int, list[int]],
-    start: list[list[int]],
     start_key: tuple[float, int],
     out_of_time: Callable[[], bool],
     max_nodes: int,
@@ -478,33 +477,69 @@ def _branch_and_bound(
 
     Depth-first over the cells in rank order; each cell tries the leaves of its minipod with
     room left, but among the leaves no cell uses yet with the same free nodes only the first
-    (they are interchangeable). A branch is cut when its partial ``(score, touches)`` is not
-    below the incumbent's: both only grow as cells are added. Returns the best assignment
-    found below ``start_key`` (``None`` if none) and whether the search finished (then it is
-    optimal).
+    (they are interchangeable). Each group's leaf count is bounded below by the sum over its
+    minipods of the larger of the leaves it already touches there and the fewest leaves its
+    cells there need (:func:`_lower_bound`); a branch is cut when the ``(score, touches)`` of
+    these bounds is not below the incumbent's (the bounds only grow, and equal the counts
+    once every cell is placed). Returns the best assignment found below ``start_key``
+    (``None`` if none) and whether the search finished (then it is optimal).
     """
     alpha, beta = instance.alpha, instance.beta
     rows, cols = instance.rows, instance.cols
     cells = [(r, c) for c in range(cols) for r in range(rows)]
     room = {j: list(s) for j, s in sizes.items()}
     used = {j: [0] * len(s) for j, s in sizes.items()}
-    row_hits = [Counter[tuple[int, int]]() for _ in range(rows)]
-    col_hits = [Counter[tuple[int, int]]() for _ in range(cols)]
-    row_n = [0] * rows
-    col_n = [0] * cols
+    prefix = {j: np.cumsum(sorted(s, reverse=True)).tolist() for j, s in sizes.items()}
+
+    def need(j: int, n: int) -> int:
+        return bisect_right(prefix[j], n - 1) + 1
+
+    # per group (rows first, then columns): cells per minipod, the leaves they need at least,
+    # the leaves of each minipod touched so far, and the bound (sum of the larger of the two)
+    groups = rows + cols
+    hits = [Counter[tuple[int, int]]() for _ in range(groups)]
+    static = [dict[int, int]() for _ in range(groups)]
+    for r in range(rows):
+        for j, n in Counter(matrix[r]).items():
+            static[r][j] = need(j, n)
+    for c in range(cols):
+        for j, n in Counter(matrix[r][c] for r in range(rows)).items():
+            static[rows + c][j] = need(j, n)
+    touched = [Counter[int]() for _ in range(groups)]
+    bound = [sum(st.values()) for st in static]
+    total = sum(bound)
     assign = [[0] * cols for _ in range(rows)]
     best: list[list[int]] | None = None
     best_key = start_key
     visited = 0
     stopped = False
-    touches = 0
 
     def partial() -> tuple[float, int]:
-        score = alpha * _d(max(col_n)) + beta * _d(max(row_n))
-        return (round(score, 12), touches)
+        score = alpha * _d(max(bound[rows:])) + beta * _d(max(bound[:rows]))
+        return (round(score, 12), total)
+
+    def touch(g: int, leaf: tuple[int, int], sign: int) -> int:
+        """Add (``sign=1``) or remove a cell of group ``g`` on ``leaf``; the bound's change."""
+        nonlocal total
+        j = leaf[0]
+        if sign > 0:
+            hits[g][leaf] += 1
+            if hits[g][leaf] > 1:
+                return 0
+            touched[g][j] += 1
+            grow = int(touched[g][j] > static[g][j])
+        else:
+            hits[g][leaf] -= 1
+            if hits[g][leaf] > 0:
+                return 0
+            grow = -int(touched[g][j] > static[g][j])
+            touched[g][j] -= 1
+        bound[g] += grow
+        total += grow
+        return grow
 
     def search(i: int) -> None:
-        nonlocal best, best_key, visited, stopped, touches
+        nonlocal best, best_key, visited, stopped
         if stopped:
             return
         if i == len(cells):
@@ -527,13 +562,8 @@ def _branch_and_bound(
                     continue
                 seen_empty.add(room[j][k])
             leaf = (j, k)
-            new_r = row_hits[r][leaf] == 0
-            new_c = col_hits[c][leaf] == 0
-            row_hits[r][leaf] += 1
-            col_hits[c][leaf] += 1
-            row_n[r] += new_r
-            col_n[c] += new_c
-            touches += new_r + new_c
+            touch(r, leaf, 1)
+            touch(rows + c, leaf, 1)
             room[j][k] -= 1
             used[j][k] += 1
             assign[r][c] = k
@@ -541,11 +571,8 @@ def _branch_and_bound(
                 search(i + 1)
             used[j][k] -= 1
             room[j][k] += 1
-            touches -= new_r + new_c
-            row_n[r] -= new_r
-            col_n[c] -= new_c
-            row_hits[r][leaf] -= 1
-            col_hits[c][leaf] -= 1
+            touch(rows + c, leaf, -1)
+            touch(r, leaf, -1)
             if stopped:
                 return
 
