@@ -225,3 +225,43 @@ def test_check_refuses_bad_node_assignments() -> None:
     with pytest.raises(Exception, match=r"solution\.nodes"):
         sol.from_dict(inst, {"matrix": [[0], [1]], "nodes": [["a0", 3]]})
     assert sol.from_dict(inst, sol.to_dict(inst, good)) == good
+
+
+def test_cli_hostfile_follows_the_leaf_step(tmp_path) -> None:
+    """``topoopt solve --solver hierarchical --hostfile`` writes the node assignment in rank
+    order, on the 256-node Slurm example of docs/scheduler.md."""
+    from click.testing import CliRunner
+
+    from topoopt.cli import main
+    from topoopt.topology import load_topology, read_free
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "slurm"
+    free = read_free(f"@{root / 'sinfo.txt'}")
+    inst = from_topology(
+        load_topology(root / "topology.conf"), level=1, free=free, dp=16, tp=8, pp=4, alpha=0.5
+    )
+    path = topoopt.save(inst, tmp_path / "job.json")
+    hostfile = tmp_path / "hosts"
+    out = CliRunner().invoke(
+        main, ["solve", str(path), "-s", "hierarchical", "--hostfile", str(hostfile)]
+    )
+    assert out.exit_code == 0, out.output
+    hosts = hostfile.read_text().splitlines()
+    result = topoopt.solve(inst, "placement/hierarchical")
+    assert hosts == rank_order(inst, result.solution)
+    assert result.solution.nodes is not None and set(hosts) <= free
+    assert _independent(inst, hosts)[2] == result.leaf_score
+
+
+def test_time_limit_with_the_branch_and_bound() -> None:
+    """A 48-node job whose leaf step searches: the whole call stays within its limit."""
+    pods = [
+        Minipod.from_leaves(
+            f"p{j}", [(f"l{j}{k}", [f"h{j}{k}{i}" for i in range(5)]) for k in range(5)]
+        )
+        for j in range(2)
+    ]
+    inst = PlacementInstance("bb", pods, dp=12, tp=8, pp=4, alpha=0.5)
+    result = topoopt.solve(inst, "placement/hierarchical", time_limit=0.5)
+    assert result.is_ok and result.total_s < 0.5 + 0.3
+    assert check(inst, result.solution) == []
