@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -239,8 +240,8 @@ class Constructions:
         for transpose in (False, True):
             length, width = (inst.cols, inst.rows) if transpose else (inst.rows, inst.cols)
             groups, strips = (max_pp_use, max_dp_use) if transpose else (max_dp_use, max_pp_use)
-            for balanced in (True, False):
-                cut = _guillotine(list(self.caps), length, width, groups, strips, balanced)
+            for sizes in _band_sizes(length, groups):
+                cut = _guillotine(list(self.caps), length, width, groups, strips, sizes)
                 if cut is None:
                     continue
                 matrix = [[-1] * width for _ in range(length)]
@@ -258,20 +259,63 @@ class Constructions:
         return None
 
 
+GUILLOTINE_PARTITIONS = 64
+"""Band sizes the guillotine construction tries exactly (partitions of the lines, largest
+first) when there are few lines; beyond them it sizes the bands greedily."""
+
+
+def _band_sizes(length: int, groups: int) -> Iterator[str | tuple[int, ...]]:
+    """The greedy rules ``"balanced"`` and ``"largest"``, then the partitions of ``length``
+    into at most ``groups`` parts (largest part first), at most
+    :data:`GUILLOTINE_PARTITIONS` of them."""
+    yield "balanced"
+    yield "largest"
+
+    def parts(total: int, most: int, largest: int) -> Iterator[tuple[int, ...]]:
+        if total == 0:
+            yield ()
+            return
+        if most == 0:
+            return
+        for first in range(min(total, largest), 0, -1):
+            if first * most < total:
+                break
+            for rest in parts(total - first, most - 1, first):
+                yield (first, *rest)
+
+    yield from itertools.islice(parts(length, groups, length), GUILLOTINE_PARTITIONS)
+
+
 def _guillotine(
-    caps: list[int], length: int, width: int, groups: int, strips: int, balanced: bool
+    caps: list[int],
+    length: int,
+    width: int,
+    groups: int,
+    strips: int,
+    sizes: str | tuple[int, ...],
 ) -> list[tuple[int, list[tuple[int, int]]]] | None:
     """Cut ``length`` lines of ``width`` cells into at most ``groups`` bands of consecutive
     lines, each band into at most ``strips`` strips (consecutive positions, every line of the
-    band alike), each strip whole in one minipod; greedy: each band takes the most lines the
-    ``strips`` largest free capacities hold (``balanced``: at most an even share of the lines
-    left), its strips the widest those capacities allow. ``[(lines, [(width, pod), ...])]`` or
-    ``None``."""
+    band alike), each strip whole in one minipod. The band sizes are ``sizes`` (a partition
+    of ``length``) or greedy: each band takes the most lines the ``strips`` largest free
+    capacities hold (``"balanced"``: at most an even share of the lines left); the strips of a
+    band are the widest the ``strips`` largest free capacities allow.
+    ``[(lines, [(width, pod), ...])]`` or ``None``."""
     out: list[tuple[int, list[tuple[int, int]]]] = []
     left = length
     for g in range(groups):
         if not left:
             break
+        if not isinstance(sizes, str):
+            if g == len(sizes):
+                break
+            size = sizes[g]
+            top = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[:strips]
+            if sum(min(caps[j] // size, width) for j in top) < width:
+                return None
+            out.append((size, _strips(caps, top, size, width)))
+            left -= size
+            continue
         top = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[:strips]
 
         def fits(size: int, top: list[int] = top) -> bool:
@@ -286,20 +330,26 @@ def _guillotine(
                 lo = mid
             else:
                 hi = mid - 1
-        size = min(lo, -(-left // (groups - g))) if balanced else lo
-        pieces = []
-        done = 0
-        for j in top:
-            w = min(caps[j] // size, width - done)
-            if w:
-                pieces.append((w, j))
-                caps[j] -= w * size
-                done += w
-            if done == width:
-                break
-        out.append((size, pieces))
+        size = min(lo, -(-left // (groups - g))) if sizes == "balanced" else lo
+        out.append((size, _strips(caps, top, size, width)))
         left -= size
     return out if not left else None
+
+
+def _strips(caps: list[int], top: list[int], size: int, width: int) -> list[tuple[int, int]]:
+    """Strips of a band of ``size`` lines over the minipods ``top`` (which hold it), widest
+    first; takes their nodes from ``caps``."""
+    pieces = []
+    done = 0
+    for j in top:
+        w = min(caps[j] // size, width - done)
+        if w:
+            pieces.append((w, j))
+            caps[j] -= w * size
+            done += w
+        if done == width:
+            break
+    return pieces
 
 
 def guillotine(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:
