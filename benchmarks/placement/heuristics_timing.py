@@ -12,9 +12,10 @@ Instances come from the ``uneven`` generator (:func:`topoopt.placement.generate.
 * ``4k``: 64 minipods with free nodes uniform on 0..128, job 256 x 8 (the issue's table).
 
 Each solver runs ``--repeat`` times on each instance (wall time of ``topoopt.solve``,
-including the check of the answer, after a garbage collection); the table gives, per group
-and solver, the median over runs and instances, the largest per-instance median, and the
-objectives (one per instance). Run it on the code before and after a change (for instance
+including the check of the answer, after a garbage collection, and the process's CPU time,
+which other jobs on a shared machine disturb less); the table gives, per group and solver,
+the median of the per-instance medians, the largest one, and the objectives (one per
+instance). Run it on the code before and after a change (for instance
 with ``PYTHONPATH`` pointing at an exported older tree) with different ``--label`` s.
 
 ``--quality N`` adds the quality check of topo-aware's FM move limit: on ``N`` mixed
@@ -61,15 +62,16 @@ def groups(seeds: int) -> dict[str, list[PlacementInstance]]:
 
 
 def time_solver(inst: PlacementInstance, solver: str, repeat: int, limit: float) -> tuple:
-    """``(median wall seconds, objective)`` of ``repeat`` solves."""
-    walls, objective = [], None
+    """``(median wall seconds, median CPU seconds, objective)`` of ``repeat`` solves."""
+    walls, cpus, objective = [], [], None
     for _ in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         res = topoopt.solve(inst, solver, time_limit=limit)
         walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
         objective = res.objective
-    return statistics.median(walls), objective
+    return statistics.median(walls), statistics.median(cpus), objective
 
 
 def quality(count: int) -> list[str]:
@@ -131,14 +133,18 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for group, instances in groups(args.seeds).items():
         lines += ["", f"### {group}", ""]
-        lines += ["| solver | median ms | max ms | objective per instance |", "|---|---|---|---|"]
+        lines += [
+            "| solver | median ms | max ms | median CPU ms | max CPU ms | objective per instance |",
+            "|---|---|---|---|---|---|",
+        ]
         for solver in args.solvers:
             runs = [time_solver(inst, solver, args.repeat, args.limit) for inst in instances]
-            walls = [w for w, _ in runs]
-            objs = ", ".join(f"{o:.2f}" for _, o in runs)
+            walls = [w for w, _, _ in runs]
+            cpus = [c for _, c, _ in runs]
+            objs = ", ".join(f"{o:.2f}" for _, _, o in runs)
             line = (
                 f"| {solver} | {1e3 * statistics.median(walls):.1f} | {1e3 * max(walls):.1f} "
-                f"| {objs} |"
+                f"| {1e3 * statistics.median(cpus):.1f} | {1e3 * max(cpus):.1f} | {objs} |"
             )
             print(line, flush=True)
             lines.append(line)
