@@ -28,20 +28,23 @@ from topoopt.placement.levels import (
 )
 from topoopt.topology import Switch, Topology
 
+from .strategies import instances
+
 
 def _d(k: int) -> int:
     return k if k >= 2 else 0
 
 
-def _leaf_of(instance: PlacementInstance) -> dict[str, tuple[str, str]]:
-    """Node name -> (minipod name, leaf name); a minipod without leaves is one leaf."""
+def _leaf_of(instance: PlacementInstance) -> dict[str, tuple[int, int]]:
+    """Node name -> (minipod index, leaf index); a minipod without leaves is one leaf (leaf
+    names need not be distinct, so leaves are told apart by position)."""
     out = {}
-    for pod in instance.minipods:
+    for j, pod in enumerate(instance.minipods):
         if pod.leaves:
-            for leaf in pod.leaves:
-                out.update(dict.fromkeys(leaf.nodes, (pod.name, leaf.name)))
+            for k, leaf in enumerate(pod.leaves):
+                out.update(dict.fromkeys(leaf.nodes, (j, k)))
         else:
-            out.update(dict.fromkeys(pod.node_names(), (pod.name, "")))
+            out.update(dict.fromkeys(pod.node_names(), (j, -1)))
     return out
 
 
@@ -265,3 +268,20 @@ def test_time_limit_with_the_branch_and_bound() -> None:
     result = topoopt.solve(inst, "placement/hierarchical", time_limit=0.5)
     assert result.is_ok and result.total_s < 0.5 + 0.3
     assert check(inst, result.solution) == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(leaves=True))
+def test_solver_on_any_instance_with_leaves(inst: PlacementInstance) -> None:
+    """Any instance (names of any text, some minipods without leaves): feasible, the exact
+    objective, a leaf score no worse than exact-mip's fill, and a JSON round trip."""
+    flat = topoopt.solve(inst, "placement/exact-mip")
+    deep = topoopt.solve(inst, "placement/hierarchical")
+    assert deep.is_ok and check(inst, deep.solution) == []
+    assert deep.objective == flat.objective
+    assert deep.leaf_score <= flat.leaf_score + 1e-9
+    order = deep.to_dict()["solution"]["rank_order"]
+    assert math.isclose(_independent(inst, order)[2], deep.leaf_score, abs_tol=1e-9)
+    assert sol.from_dict(inst, json.loads(json.dumps(sol.to_dict(inst, deep.solution)))) == (
+        deep.solution
+    )

@@ -152,14 +152,15 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
 
 def _check_nodes(instance: PlacementInstance, placement: Placement) -> list[str]:
     """Rules of the node assignment: same shape as the matrix, each node a free node of its
-    cell's minipod, no node twice."""
+    cell's minipod, no node twice (node names are distinct across the instance's leaves; the
+    made-up names of a minipod without leaves only within it)."""
     nodes = placement.nodes
     assert nodes is not None
     if len(nodes) != instance.rows or any(len(row) != instance.cols for row in nodes):
         return [f"nodes must be {instance.rows} x {instance.cols} like the matrix"]
     problems: list[str] = []
     free: dict[int, set[str]] = {}
-    first: dict[str, tuple[int, int]] = {}
+    first: dict[tuple[int, str], tuple[int, int]] = {}  # by minipod: made-up names may recur
     for r, (row, names) in enumerate(zip(placement.matrix, nodes, strict=True)):
         for c, (pod, node) in enumerate(zip(row, names, strict=True)):
             if pod not in free:
@@ -169,10 +170,10 @@ def _check_nodes(instance: PlacementInstance, placement: Placement) -> list[str]
                     f"cell ({r}, {c}) is on node {node!r}, not a free node of minipod "
                     f"{instance.minipods[pod].name!r}"
                 )
-            elif node in first:
-                problems.append(f"cell ({r}, {c}) is on node {node!r} like cell {first[node]}")
+            elif (pod, node) in first:
+                problems.append(f"cell ({r}, {c}) is on node {node!r} like cell {first[pod, node]}")
             else:
-                first[node] = (r, c)
+                first[pod, node] = (r, c)
             if len(problems) >= 10:
                 return [*problems, "... (first 10 problems of the node assignment)"]
     return problems
