@@ -285,3 +285,31 @@ def test_solver_on_any_instance_with_leaves(inst: PlacementInstance) -> None:
     assert sol.from_dict(inst, json.loads(json.dumps(sol.to_dict(inst, deep.solution)))) == (
         deep.solution
     )
+
+
+def test_leaf_level_picks_the_racks_of_a_deeper_tree() -> None:
+    """A 4-level tree (core, pods, rows, racks): minipods are the pods, leaves the racks two
+    levels down; a branch ending above the rack level gives its lowest switch."""
+    racks = lambda p, q: tuple(  # noqa: E731
+        Switch(f"rack{p}{q}{k}", nodes=tuple(f"n{p}{q}{k}{i}" for i in range(2))) for k in range(2)
+    )
+    pods = [
+        Switch(
+            f"pod{p}", children=tuple(Switch(f"row{p}{q}", children=racks(p, q)) for q in range(2))
+        )
+        for p in range(2)
+    ]
+    short = Switch("pod9", children=(Switch("row90", nodes=("m0", "m1")),))
+    topo = Topology((Switch("core", children=(*pods, short)),), default_gpus=8)
+    free = set(topo.nodes)
+    inst = from_topology(topo, level=1, leaf_level=3, free=free, dp=4, tp=8, pp=2, alpha=0.5)
+    assert [leaf.name for leaf in inst.minipods[0].leaves] == [
+        "rack000", "rack001", "rack010", "rack011"
+    ]  # fmt: skip
+    assert inst.minipods[2].leaves == (Leaf("row90", ("m0", "m1")),)
+    default = from_topology(topo, level=1, free=free, dp=4, tp=8, pp=2, alpha=0.5)
+    assert [leaf.name for leaf in default.minipods[0].leaves] == ["row00", "row01"]
+    result = topoopt.solve(inst, "placement/hierarchical")
+    assert result.is_ok and result.leaf_score <= topoopt.solve(inst, "exact-mip").leaf_score
+    with pytest.raises(Exception, match="leaf_level"):
+        from_topology(topo, level=1, leaf_level=1, free=free, dp=4, tp=8, pp=2, alpha=0.5)

@@ -16,7 +16,7 @@ from typing import Literal
 
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.placement.instance import DEFAULT_GPUS_PER_NODE, Minipod, PlacementInstance
-from topoopt.topology import Topology
+from topoopt.topology import FreeGroup, Topology
 
 
 def gpus_per_node_of(topology: Topology, nodes: Collection[str]) -> int:
@@ -50,6 +50,7 @@ def from_topology(
     gpus_per_node: int | None = None,
     name: str | None = None,
     unknown: Literal["error", "ignore"] = "error",
+    leaf_level: int | str | None = None,
 ) -> PlacementInstance:
     """The placement instance of one job on the free nodes of ``topology``.
 
@@ -73,6 +74,11 @@ def from_topology(
     unknown
         ``"error"`` (default): a free node not in the topology is an error; ``"ignore"``: it
         is left out.
+    leaf_level
+        The level whose switches are the minipods' leaves (depth or name, below ``level``);
+        by default the level just below ``level``. On a deeper tree this picks the level
+        ``placement/hierarchical`` places on (e.g. racks two levels below the minipods); a
+        branch that ends above it contributes its lowest switch.
 
     Returns
     -------
@@ -109,6 +115,8 @@ def from_topology(
     if unknown not in ("error", "ignore"):
         raise InvalidInstanceError("unknown", f"must be 'error' or 'ignore', got {unknown!r}")
     groups = topology.free_groups(level, free, unknown=unknown, drop_empty=True)
+    if leaf_level is not None:
+        groups = _deeper_leaves(topology, level, leaf_level, groups)
     minipods = tuple(Minipod.from_leaves(g.name, g.leaves) for g in groups)
     if gpus_per_node is None:
         gpus_per_node = gpus_per_node_of(topology, [n for g in groups for n in g.node_names()])
@@ -123,3 +131,33 @@ def from_topology(
         gpus_per_node=gpus_per_node,
         labels={"topology": topology.name or "cluster", "level": label},
     )
+
+
+def _deeper_leaves(
+    topology: Topology, level: int | str, leaf_level: int | str, groups: tuple[FreeGroup, ...]
+) -> tuple[FreeGroup, ...]:
+    """``groups`` with the switches at ``leaf_level`` (below ``level``) as their leaves, each
+    with the free nodes of its subtree (a branch ending above that level gives its lowest
+    switch), in topology order."""
+    top, low = topology.level(level), topology.level(leaf_level)
+    if low <= top:
+        raise InvalidInstanceError(
+            "leaf_level",
+            f"must be below the minipod level {level!r} (depth {top}), got {leaf_level!r} "
+            f"(depth {low})",
+        )
+    out = []
+    for group in groups:
+        free = set(group.node_names())
+        leaves = []
+        stack = [(topology.switch(group.name), top)]
+        while stack:
+            switch, depth = stack.pop()
+            if depth == low or not switch.children:
+                nodes = tuple(n for n in switch.all_nodes() if n in free)
+                if nodes:
+                    leaves.append((switch.name, nodes))
+                continue
+            stack.extend((child, depth + 1) for child in reversed(switch.children))
+        out.append(FreeGroup(group.name, tuple(leaves)))
+    return tuple(out)

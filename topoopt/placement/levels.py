@@ -162,9 +162,9 @@ def leaf_spreads(instance: PlacementInstance, placement: Placement) -> LeafScore
     >>> from topoopt.placement.instance import Minipod
     >>> from topoopt.placement.solution import Placement
     >>> pod = Minipod.from_leaves("a", [("l0", ["h0", "h1"]), ("l1", ["h2", "h3"])])
-    >>> inst = PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.5)
+    >>> inst = PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.2)
     >>> leaf_spreads(inst, Placement(((0, 0), (0, 0))))   # fill: stage 0 on l0, stage 1 on l1
-    LeafScore(dp_spread=0, pp_spread=2, score=1.0, touches=4)
+    LeafScore(dp_spread=0, pp_spread=2, score=1.6, touches=6)
     """
     return score_leaves(instance, cell_leaves(instance, placement))
 
@@ -337,10 +337,10 @@ def assign_leaves(
     >>> from topoopt.placement.instance import Minipod
     >>> from topoopt.placement.solution import Placement
     >>> pod = Minipod.from_leaves("a", [("l0", ["h0", "h1"]), ("l1", ["h2", "h3"])])
-    >>> inst = PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.5)
-    >>> found = assign_leaves(inst, Placement(((0, 0), (0, 0))))
+    >>> inst = PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.2)
+    >>> found = assign_leaves(inst, Placement(((0, 0), (0, 0))))   # each pipeline on one leaf
     >>> found.nodes, found.score.score, found.fill.score, found.proven
-    ((('h0', 'h1'), ('h2', 'h3')), 1.0, 1.0, True)
+    ((('h0', 'h1'), ('h2', 'h3')), 0.4, 1.6, True)
     """
     matrix = placement.matrix
     by_pod: dict[int, list[Cell]] = {}
