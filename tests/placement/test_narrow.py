@@ -6,10 +6,13 @@ from __future__ import annotations
 import math
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import topoopt
-from topoopt.core.status import SolutionStatus
+from topoopt.core.mip import solve_model
+from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import PlacementInstance, check
+from topoopt.placement.formulations import exact
 from topoopt.placement.instance import Minipod
 from topoopt.placement.narrow import decide
 from topoopt.placement.solution import Placement
@@ -92,3 +95,33 @@ def test_a_tight_pair_the_counting_bound_admits_is_refuted():
         dp=54, tp=8, pp=11, alpha=0.07,
     )  # fmt: skip
     assert decide(inst, 2, 2) is False
+
+
+@st.composite
+def tight_instances(draw: st.DrawFn) -> PlacementInstance:
+    """Clusters that the job fills exactly (where counting is weakest), up to 30 cells."""
+    rows = draw(st.integers(2, 8))
+    cols = draw(st.integers(2, 30 // rows))
+    n_pods = draw(st.integers(2, 5))
+    cuts = sorted(draw(st.lists(st.integers(0, rows * cols), min_size=n_pods - 1,
+                                max_size=n_pods - 1)))  # fmt: skip
+    free = [b - a for a, b in zip([0, *cuts], [*cuts, rows * cols], strict=True)]
+    return PlacementInstance("tight", free, dp=rows, tp=8, pp=cols, alpha=0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(tight_instances())
+def test_narrow_pairs_equal_the_feasibility_mip(instance):
+    """Larger tight instances: the narrow test against the per-cell feasibility MIP."""
+    for a in range(1, min(instance.rows, instance.n_minipods) + 1):
+        for b in range(1, min(instance.cols, instance.n_minipods) + 1):
+            if 2 not in (a, b) or 1 in (a, b):
+                continue
+            got = decide(instance, a, b)
+            if got is None:
+                continue
+            out = solve_model(exact.build_feasibility(instance, a, b))
+            assert out.termination in (TerminationReason.OPTIMAL, TerminationReason.INFEASIBLE)
+            assert (got is not False) == out.has_solution, (a, b)
+            if got is not False:
+                assert check(instance, got) == [] and _within(got, a, b)
