@@ -243,6 +243,14 @@ class ExactMipSolver(MipSolver):
         out_of_time = deadline(ctx, instance)
         build = Constructions(instance)
         counting = CountingBound(instance, out_of_time)
+        if ctx.time_limit is None:
+            narrow_stop = out_of_time
+        else:  # leave the constructive incumbent time to walk the pairs once more
+            keep = WRAP_UP_S_PER_NODE * instance.n_nodes + CHILD_STOP_S
+
+            def narrow_stop() -> bool:
+                return ctx.time_left() <= keep
+
         decided = {
             "closed form": 0,
             "counting bound": 0,
@@ -291,7 +299,7 @@ class ExactMipSolver(MipSolver):
                         decided["guillotine"] += 1
                 narrow: Placement | Literal[False] | None = None
                 if found is None:
-                    narrow = decide_narrow(instance, pair.max_dp_use, pair.max_pp_use, out_of_time)
+                    narrow = decide_narrow(instance, pair.max_dp_use, pair.max_pp_use, narrow_stop)
                 if narrow is False:
                     decided["narrow test"] += 1
                     continue
