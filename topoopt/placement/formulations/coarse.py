@@ -114,7 +114,8 @@ def candidate_pods(instance: PlacementInstance, unit: str) -> list[int]:
     Some optimal solution uses the ``k`` largest minipods (moving the load of a used minipod
     to a larger unused one changes neither objective term), and ``w_y k + w_T <= `` the
     objective of the closed-form start, so only the ``k_max`` largest non-empty minipods are
-    candidates (all of them when ``w_y = 0``).
+    candidates (all of them when ``w_y = 0``). When the start meets :func:`lower_bound` it is
+    optimal, and the minipods it uses (the largest ones) are the candidates.
     """
     return _candidates(instance, unit, _start_counts(instance, unit))
 
@@ -124,10 +125,12 @@ def _candidates(instance: PlacementInstance, unit: str, start: Counts) -> list[i
     _, _, w_y, w_t = _shape(instance, unit)
     caps = instance.capacities
     order = sorted((j for j in range(len(caps)) if caps[j] > 0), key=lambda j: (-caps[j], j))
+    used = len({j for counts in start for j in counts})  # a prefix of order
+    upper = _sparse_objective(start, w_y, w_t)
+    if upper <= lower_bound(instance, unit) + 1e-9:  # the start is optimal: its minipods do
+        return order[:used]
     if w_y <= 0:
         return order
-    used = len({j for counts in start for j in counts})
-    upper = _sparse_objective(start, w_y, w_t)
     k_max = math.floor((upper - w_t) / w_y + 1e-9)
     return order[: max(used, min(k_max, len(order)))]
 
