@@ -191,3 +191,15 @@ def test_gpuselect_import_from_scontrol(tmp_path: Path) -> None:
         "--hosts", "cpu01", "--k", "1", "--out", str(out),
     )  # fmt: skip
     assert unknown.exit_code == 2 and "--hosts: node 'cpu01' has no GPU" in unknown.output
+
+
+def test_leaf_level_skips_a_level_below_the_minipods(tmp_path: Path) -> None:
+    """--level 0 (the spine as one minipod) with --leaf-level 2: its leaves are the 16 leaf
+    switches (those with a free node), not the 4 pods in between."""
+    out = tmp_path / "job.json"
+    made = import_example(out, "--level", "0", "--leaf-level", "2")
+    assert made.exit_code == 0, made.output
+    (spine,) = topoopt.load(out).minipods
+    assert spine.name == "spine"
+    assert all(leaf.name.startswith("leaf") for leaf in spine.leaves)
+    assert len(spine.leaves) > 4

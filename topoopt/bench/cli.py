@@ -366,6 +366,7 @@ _PLACEMENT_OPTIONS = {
     "fmt": "--format",
     "labels": "--labels",
     "level": "--level",
+    "leaf_level": "--leaf-level",
     "free": "--free",
     "mixed": "--mixed",
     "dp": "--dp",
@@ -403,6 +404,12 @@ _PLACEMENT_OPTIONS = {
     default=None,
     help="placement: the level whose switches are the minipods: a depth (0 = top, -1 = "
     "leaves) or a level name.",
+)
+@click.option(
+    "--leaf-level",
+    default=None,
+    help="placement: the level below --level whose switches are the minipods' leaves "
+    "(default: the next one down; placement/hierarchical places on them).",
 )
 @click.option(
     "--free",
@@ -542,6 +549,7 @@ def _import_placement(
     fmt: str | None,
     labels: str | None,
     level: str,
+    leaf_level: str | None,
     free: str,
     mixed: bool,
     dp: int,
@@ -559,6 +567,7 @@ def _import_placement(
     instance = from_topology(
         topology,
         level=_level(level),
+        leaf_level=None if leaf_level is None else _level(leaf_level),
         free=nodes,
         dp=dp,
         tp=tp,
