@@ -32,6 +32,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -45,6 +46,10 @@ MAX_COUNTING_WORK = 2_000_000_000
 """Most element operations (table cells times per-minipod updates) the exact counting table
 may take (about 1-2 s at the limit); beyond it :class:`CountingBound` uses its Lagrangian
 relaxation (:class:`LagrangianCounting`), which is weaker but takes milliseconds."""
+
+MAX_COUNTING_UPDATES = 300_000
+"""Most per-minipod updates (one NumPy operation each, about 2-5 µs) of a table built for
+one pair's sums (:meth:`CountingBound.allows`); many minipods make many small updates."""
 
 LAGRANGE_STEPS = 64
 """Multipliers ``lambda`` the Lagrangian counting bound tries, evenly on ``[0, cols]``."""
@@ -234,23 +239,31 @@ class Constructions:
             [[owner[row_group[r], col_group[c]] for c in range(cols)] for r in range(rows)]
         )
 
-    def guillotine(self, max_dp_use: int, max_pp_use: int) -> Placement | None:
-        """See :func:`guillotine`."""
+    def guillotine(
+        self, max_dp_use: int, max_pp_use: int, expired: Expired = _never
+    ) -> Placement | None:
+        """See :func:`guillotine`; only the ``A * B`` largest minipods take part (no more
+        can be used), so a try costs ``O(A * B * log(A * B))`` per band whatever ``M``."""
         inst = self.instance
         for transpose in (False, True):
             length, width = (inst.cols, inst.rows) if transpose else (inst.rows, inst.cols)
             groups, strips = (max_pp_use, max_dp_use) if transpose else (max_dp_use, max_pp_use)
+            largest = sorted(self._by_free[-groups * strips :], key=lambda fj: (-fj[0], fj[1]))
+            pods = [j for _, j in largest]
             for sizes in _band_sizes(length, groups):
-                cut = _guillotine(list(self.caps), length, width, groups, strips, sizes)
+                if expired():
+                    self.interrupted = True
+                    return None
+                cut = _guillotine([f for f, _ in largest], length, width, groups, strips, sizes)
                 if cut is None:
                     continue
                 matrix = [[-1] * width for _ in range(length)]
                 top = 0
                 for size, pieces in cut:
                     left = 0
-                    for w, j in pieces:
+                    for w, k in pieces:
                         for r in range(top, top + size):
-                            matrix[r][left : left + w] = [j] * w
+                            matrix[r][left : left + w] = [pods[k]] * w
                         left += w
                     top += size
                 if transpose:
@@ -420,16 +433,20 @@ class CountingBound:
     def _work(self, size_a: int, size_b: int) -> int:
         inst = self.instance
         updates = sum(
-            min(inst.rows, size_a - 1, -(-f // b))
-            for f in inst.capacities
+            count * min(inst.rows, size_a - 1, -(-f // b))
+            for f, count in self._free_counts.items()
             for b in range(1, min(inst.cols, size_b - 1) + 1)
         )
         return size_a * size_b * updates
 
     @cached_property
+    def _free_counts(self) -> Counter[int]:
+        return Counter(self.instance.capacities)
+
+    @cached_property
     def lagrangian(self) -> LagrangianCounting:
         """The fallback used when the table is too large (see :data:`MAX_COUNTING_WORK`)."""
-        return LagrangianCounting(self.instance)
+        return LagrangianCounting(self.instance, self.expired)
 
     @cached_property
     def best(self) -> np.ndarray | None:
@@ -471,7 +488,12 @@ class CountingBound:
         size_a, size_b = sa + 1, sb + 1
         if have is not None:
             size_a, size_b = max(size_a, have.shape[0]), max(size_b, have.shape[1])
-        if size_a * size_b > MAX_COUNTING_CELLS or self._work(size_a, size_b) > MAX_COUNTING_WORK:
+        work = self._work(size_a, size_b)
+        if (
+            size_a * size_b > MAX_COUNTING_CELLS
+            or work > MAX_COUNTING_WORK
+            or work // (size_a * size_b) > MAX_COUNTING_UPDATES
+        ):
             return None
         self._partial = self._build(size_a, size_b)
         return self._partial
@@ -487,6 +509,9 @@ class CountingBound:
         """
         if not self.lagrangian.allows(max_dp_use, max_pp_use):
             return False
+        if self.lagrangian.interrupted:
+            self.interrupted = True
+            return True
         inst = self.instance
         full_a, full_b = self.shape
         sa = min(inst.rows * max_pp_use, full_a - 1)
@@ -517,11 +542,18 @@ class LagrangianCounting:
     ``[0, cols]``; beyond ``cols`` every ``v_j`` is 0) makes the right-hand side smaller.
     """
 
-    def __init__(self, instance: PlacementInstance) -> None:
+    def __init__(self, instance: PlacementInstance, expired: Expired = _never) -> None:
         self.instance = instance
+        self.expired = expired
+        self.interrupted = False
 
     @cached_property
     def tables(self) -> list[tuple[float, np.ndarray]]:
+        """See :meth:`_tables`; empty (every pair admitted) when ``expired()`` stops the
+        build, which then sets :attr:`interrupted`."""
+        return self._tables()
+
+    def _tables(self) -> list[tuple[float, np.ndarray]]:
         """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``."""
         inst = self.instance
         rows, cols = inst.rows, inst.cols
@@ -532,7 +564,10 @@ class LagrangianCounting:
             lam = cols * step / LAGRANGE_STEPS
             table = np.full(size, -np.inf)
             table[0] = 0.0
-            for f in caps:
+            for n, f in enumerate(caps):
+                if n % 64 == 63 and self.expired():
+                    self.interrupted = True
+                    return []
                 new = table.copy()
                 for b in range(1, cols + 1):
                     gain = 0.0

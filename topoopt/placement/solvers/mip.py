@@ -294,7 +294,9 @@ class ExactMipSolver(MipSolver):
                 if found is not None:
                     decided["block design"] += 1
                 else:
-                    found = build.guillotine(pair.max_dp_use, pair.max_pp_use)
+                    found = build.guillotine(pair.max_dp_use, pair.max_pp_use, out_of_time)
+                    if build.interrupted:
+                        return give_up(pair)
                     if found is not None:
                         decided["guillotine"] += 1
                 narrow: Placement | Literal[False] | None = None
@@ -358,7 +360,7 @@ def _constructive_incumbent(
             build.monochrome_columns(b) if a == 1 else None,
             build.monochrome_rows(a) if b == 1 else None,
             build.block_design(a, b, out_of_time or _never),
-            build.guillotine(a, b) if a > 1 and b > 1 else None,
+            build.guillotine(a, b, out_of_time or _never) if a > 1 and b > 1 else None,
         ):
             if found is not None:
                 candidates.append(found)
