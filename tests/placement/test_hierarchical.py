@@ -306,7 +306,7 @@ def test_leaf_level_picks_the_racks_of_a_deeper_tree() -> None:
     assert [leaf.name for leaf in inst.minipods[0].leaves] == [
         "rack000", "rack001", "rack010", "rack011"
     ]  # fmt: skip
-    assert inst.minipods[2].leaves == (Leaf("row90", ("m0", "m1")),)
+    assert inst.minipods[2].leaves == (Leaf("row90", ("m0", "m1"), ("row90",)),)
     default = from_topology(topo, level=1, free=free, dp=4, tp=8, pp=2, alpha=0.5)
     assert [leaf.name for leaf in default.minipods[0].leaves] == ["row00", "row01"]
     result = topoopt.solve(inst, "placement/hierarchical")

@@ -15,8 +15,8 @@ from collections.abc import Collection
 from typing import Literal
 
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.placement.instance import DEFAULT_GPUS_PER_NODE, Minipod, PlacementInstance
-from topoopt.topology import FreeGroup, Topology
+from topoopt.placement.instance import DEFAULT_GPUS_PER_NODE, Leaf, Minipod, PlacementInstance
+from topoopt.topology import FreeGroup, Switch, Topology
 
 
 def gpus_per_node_of(topology: Topology, nodes: Collection[str]) -> int:
@@ -78,7 +78,11 @@ def from_topology(
         The level whose switches are the minipods' leaves (depth or name, below ``level``);
         by default the level just below ``level``. On a deeper tree this picks the level
         ``placement/hierarchical`` places on (e.g. racks two levels below the minipods); a
-        branch that ends above it contributes its lowest switch.
+        branch that ends above it contributes its lowest switch. When it is more than one
+        level below, each leaf's :attr:`~topoopt.placement.instance.Leaf.path` names the
+        switches in between (top first; a branch ending above ``leaf_level`` repeats its
+        lowest switch), and every result reports the DP/PP spreads at those levels
+        (``level1_dp_spread``, ...).
 
     Returns
     -------
@@ -115,9 +119,11 @@ def from_topology(
     if unknown not in ("error", "ignore"):
         raise InvalidInstanceError("unknown", f"must be 'error' or 'ignore', got {unknown!r}")
     groups = topology.free_groups(level, free, unknown=unknown, drop_empty=True)
-    if leaf_level is not None:
-        groups = _deeper_leaves(topology, level, leaf_level, groups)
-    minipods = tuple(Minipod.from_leaves(g.name, g.leaves) for g in groups)
+    if leaf_level is None:
+        minipods = tuple(Minipod.from_leaves(g.name, g.leaves) for g in groups)
+    else:
+        deeper = _deeper_leaves(topology, level, leaf_level, groups)
+        minipods = tuple(Minipod.from_leaves(name, leaves) for name, leaves in deeper)
     if gpus_per_node is None:
         gpus_per_node = gpus_per_node_of(topology, [n for g in groups for n in g.node_names()])
     label = str(level)
@@ -135,10 +141,11 @@ def from_topology(
 
 def _deeper_leaves(
     topology: Topology, level: int | str, leaf_level: int | str, groups: tuple[FreeGroup, ...]
-) -> tuple[FreeGroup, ...]:
-    """``groups`` with the switches at ``leaf_level`` (below ``level``) as their leaves, each
-    with the free nodes of its subtree (a branch ending above that level gives its lowest
-    switch), in topology order."""
+) -> tuple[tuple[str, tuple[Leaf, ...]], ...]:
+    """``(minipod name, leaves)`` of ``groups`` with the switches at ``leaf_level`` (below
+    ``level``) as the leaves, each with the free nodes of its subtree and the path of
+    switches between the minipod and it (a branch ending above that level gives its lowest
+    switch, named again at the levels below it), in topology order."""
     top, low = topology.level(level), topology.level(leaf_level)
     if low <= top:
         raise InvalidInstanceError(
@@ -149,15 +156,20 @@ def _deeper_leaves(
     out = []
     for group in groups:
         free = set(group.node_names())
-        leaves = []
-        stack = [(topology.switch(group.name), top)]
+        leaves: list[Leaf] = []
+        stack: list[tuple[Switch, int, tuple[str, ...]]] = [(topology.switch(group.name), top, ())]
         while stack:
-            switch, depth = stack.pop()
+            switch, depth, path = stack.pop()
             if depth == low or not switch.children:
                 nodes = tuple(n for n in switch.all_nodes() if n in free)
                 if nodes:
-                    leaves.append((switch.name, nodes))
+                    # from the minipod down to leaf_level; a branch ending above it stands
+                    # for itself at the levels below
+                    chain = (*path, switch.name) + (switch.name,) * (low - depth)
+                    leaves.append(Leaf(switch.name, nodes, chain[1:-1]))
                 continue
-            stack.extend((child, depth + 1) for child in reversed(switch.children))
-        out.append(FreeGroup(group.name, tuple(leaves)))
+            stack.extend(
+                (child, depth + 1, (*path, switch.name)) for child in reversed(switch.children)
+            )
+        out.append((group.name, tuple(leaves)))
     return tuple(out)

@@ -52,7 +52,7 @@ def _is_count(value: Any) -> bool:
 # --- the instance --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Leaf:
     """A leaf (rack) switch inside a minipod and the names of its free nodes.
 
@@ -63,21 +63,31 @@ class Leaf:
     nodes
         Names of its free nodes: any ordered collection of distinct non-empty strings, stored
         as a tuple.
+    path
+        Names of the switches between the minipod and the leaf, top first (default empty: the
+        leaf hangs right below its minipod); stored as a tuple. Inside an instance every leaf's
+        path has the same length, one name per intermediate level
+        (:func:`~topoopt.placement.cluster.from_topology` fills it when the leaves are more
+        than one level below the minipods); the results report the DP/PP spreads at each of
+        these levels (``level1_dp_spread``, ...).
 
     Raises
     ------
     InvalidInstanceError
-        With a field path relative to the leaf (``name``, ``nodes[2]``); inside an instance
-        the path is prefixed (``topology.minipods[0].leaves[1].nodes[2]``).
+        With a field path relative to the leaf (``name``, ``nodes[2]``, ``path[0]``); inside
+        an instance the path is prefixed (``topology.minipods[0].leaves[1].nodes[2]``).
 
     Examples
     --------
     >>> Leaf("leaf0", ["h1", "h2"])
     Leaf(name='leaf0', nodes=('h1', 'h2'))
+    >>> Leaf("rack3", ["h5"], path=["group1"])
+    Leaf(name='rack3', nodes=('h5',), path=('group1',))
     """
 
     name: str
     nodes: tuple[str, ...]
+    path: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", v.as_str(self.name, "name"))
@@ -85,19 +95,34 @@ class Leaf:
         names = tuple(v.as_str(node, f"nodes[{i}]") for i, node in enumerate(nodes))
         v.unique_names(names, "nodes")
         object.__setattr__(self, "nodes", names)
+        path = v.as_tuple(self.path, "path")
+        object.__setattr__(
+            self, "path", tuple(v.as_str(name, f"path[{i}]") for i, name in enumerate(path))
+        )
+
+    def __repr__(self) -> str:
+        path = f", path={self.path!r}" if self.path else ""
+        return f"Leaf(name={self.name!r}, nodes={self.nodes!r}{path})"
 
 
 def _as_leaf(item: Any, index: int) -> Leaf:
-    """A :class:`Leaf` from a ``Leaf``, a ``(name, nodes)`` pair or a JSON-like mapping."""
+    """A :class:`Leaf` from a ``Leaf``, a ``(name, nodes)`` pair, a ``(name, nodes, path)``
+    triple or a JSON-like mapping."""
     with v.within(f"leaves[{index}]"):
         if isinstance(item, Leaf):
             return item
         if isinstance(item, Mapping):
-            return Leaf(name=item.get("name", "leaf"), nodes=v.field(item, "nodes"))
-        if _is_pair(item, (2,)):
+            return Leaf(
+                name=item.get("name", "leaf"),
+                nodes=v.field(item, "nodes"),
+                path=item.get("path", ()),
+            )
+        if _is_pair(item, (2, 3)):
             return Leaf(*item)
         raise InvalidInstanceError(
-            "", f"must be a Leaf, a (name, nodes) pair or a JSON object, got {item!r}"
+            "",
+            "must be a Leaf, a (name, nodes) pair, a (name, nodes, path) triple or a JSON "
+            f"object, got {item!r}",
         )
 
 
@@ -203,6 +228,22 @@ def _as_minipod(item: Any, index: int) -> Minipod:
     )
 
 
+def _check_paths(pods: tuple[Minipod, ...]) -> None:
+    """Every leaf's path has the length of the first leaf's (one name per level)."""
+    first: tuple[str, int] | None = None
+    for i, pod in enumerate(pods):
+        for k, leaf in enumerate(pod.leaves):
+            where = f"topology.minipods[{i}].leaves[{k}].path"
+            if first is None:
+                first = (where, len(leaf.path))
+            elif len(leaf.path) != first[1]:
+                raise InvalidInstanceError(
+                    where,
+                    f"names {len(leaf.path)} switches but {first[0]} names {first[1]}; every "
+                    "leaf's path names one switch per level between the minipod and the leaf",
+                )
+
+
 @dataclass(frozen=True)
 class PlacementInstance(Instance["PlacementResult"]):
     """Place one LLM job's nodes into minipods (family ``placement``).
@@ -304,11 +345,18 @@ class PlacementInstance(Instance["PlacementResult"]):
                         f"node {node!r} is also listed in topology.minipods[{seen_nodes[node]}]",
                     )
                 seen_nodes[node] = i
+        _check_paths(pods)
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
                 "topology.minipods",
                 f"the job needs {self.n_nodes} nodes but only {self.total_free} are free",
             )
+
+    @property
+    def path_depth(self) -> int:
+        """Levels between the minipods and the leaves: the length of every leaf's
+        :attr:`Leaf.path` (0 without leaves or paths)."""
+        return next((len(leaf.path) for pod in self.minipods for leaf in pod.leaves), 0)
 
     @property
     def beta(self) -> float:
@@ -351,7 +399,11 @@ class PlacementInstance(Instance["PlacementResult"]):
         for pod in self.minipods:
             entry: dict[str, Any] = {"name": pod.name, "free_nodes": pod.free_nodes}
             if pod.leaves:
-                entry["leaves"] = [{"name": lf.name, "nodes": list(lf.nodes)} for lf in pod.leaves]
+                entry["leaves"] = [
+                    {"name": lf.name, "nodes": list(lf.nodes)}
+                    | ({"path": list(lf.path)} if lf.path else {})
+                    for lf in pod.leaves
+                ]
             pods.append(entry)
         out = self.json_header()
         out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}

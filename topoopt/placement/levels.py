@@ -169,6 +169,44 @@ def leaf_spreads(instance: PlacementInstance, placement: Placement) -> LeafScore
     return score_leaves(instance, cell_leaves(instance, placement))
 
 
+def path_spreads(instance: PlacementInstance, placement: Placement) -> list[tuple[int, int]]:
+    """``(dp_spread, pp_spread)`` at each level between the minipods and the leaves, top
+    first (empty when the leaves have no :attr:`~topoopt.placement.instance.Leaf.path`).
+
+    At depth ``i`` (1 = just below the minipods) a cell is on the switch ``path[i - 1]`` of
+    its leaf (:func:`cell_leaves`: from the node assignment, else the rank-order fill);
+    switches of different minipods are different switches and a minipod without leaves
+    counts as one switch. The spreads are Arnold's ``D`` over these switches, as
+    :func:`leaf_spreads` over the leaves.
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Leaf, Minipod
+    >>> from topoopt.placement.solution import Placement
+    >>> pod = Minipod.from_leaves("a", [Leaf("l0", ["h0"], ["g0"]), Leaf("l1", ["h1"], ["g0"]),
+    ...                                 Leaf("l2", ["h2"], ["g1"]), Leaf("l3", ["h3"], ["g1"])])
+    >>> inst = PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.2)
+    >>> path_spreads(inst, Placement(((0, 0), (0, 0))))   # fill: stage 0 on g0, stage 1 on g1
+    [(0, 2)]
+    """
+    depth = instance.path_depth
+    if not depth:
+        return []
+    cells = cell_leaves(instance, placement)
+    out = []
+    for i in range(depth):
+        switches = [
+            [
+                (j, instance.minipods[j].leaves[k].path[i] if instance.minipods[j].leaves else "")
+                for j, k in row
+            ]
+            for row in cells
+        ]
+        found = score_leaves(instance, switches)
+        out.append((found.dp_spread, found.pp_spread))
+    return out
+
+
 # --- the leaf step of placement/hierarchical --------------------------------------------------
 
 

@@ -52,3 +52,15 @@ class PlacementResult(Result[Placement]):
         """``alpha * leaf_dp_spread + beta * leaf_pp_spread`` (eq. 2 one level down); ``nan``
         as :attr:`leaf_dp_spread`."""
         return self._leaf("leaf_score")
+
+    def level_spreads(self) -> list[tuple[float, float]]:
+        """``(dp_spread, pp_spread)`` at each level between the minipods and the leaves, top
+        first: the metrics ``level<i>_dp_spread`` and ``level<i>_pp_spread`` (empty when the
+        leaves have no paths or the run no solution; see
+        :func:`topoopt.placement.levels.path_spreads`)."""
+        out = []
+        i = 1
+        while f"level{i}_dp_spread" in self.metrics:
+            out.append((self._leaf(f"level{i}_dp_spread"), self._leaf(f"level{i}_pp_spread")))
+            i += 1
+        return out

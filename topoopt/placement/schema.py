@@ -16,7 +16,15 @@ LIMITS = {
 """Size limits, checked by the instance constructor before anything is allocated."""
 
 LEAF = obj(
-    {"name": NAME, "nodes": array(NAME, description="Names of the leaf's free nodes.")},
+    {
+        "name": NAME,
+        "nodes": array(NAME, description="Names of the leaf's free nodes."),
+        "path": array(
+            NAME,
+            description="Switches between the minipod and the leaf, top first (the same "
+            "number for every leaf; omitted when empty).",
+        ),
+    },
     ["nodes"],
     "A leaf (rack) switch and the names of its free nodes.",
 )

@@ -18,7 +18,7 @@ import numpy as np
 from topoopt.core.display import ranges, shortened
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.levels import has_leaves, leaf_spreads
+from topoopt.placement.levels import has_leaves, leaf_spreads, path_spreads
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,9 @@ def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, floa
     """``dp_spread``, ``pp_spread`` and ``minipods_used`` of a placement; when the instance
     has leaves, also ``leaf_dp_spread``, ``leaf_pp_spread`` and ``leaf_score`` (the spreads
     one level down, from the node assignment or else the rank-order fill; see
-    :func:`topoopt.placement.levels.leaf_spreads`)."""
+    :func:`topoopt.placement.levels.leaf_spreads`); when the leaves have paths, also
+    ``level<i>_dp_spread`` and ``level<i>_pp_spread`` for each level ``i`` between (1 = just
+    below the minipods; :func:`topoopt.placement.levels.path_spreads`)."""
     used = len({pod for row in placement.matrix for pod in row})
     out = {
         "dp_spread": float(dp_spread(placement)),
@@ -195,6 +197,9 @@ def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, floa
         out["leaf_dp_spread"] = float(leaf.dp_spread)
         out["leaf_pp_spread"] = float(leaf.pp_spread)
         out["leaf_score"] = float(leaf.score)
+        for i, (dp, pp) in enumerate(path_spreads(instance, placement), start=1):
+            out[f"level{i}_dp_spread"] = float(dp)
+            out[f"level{i}_pp_spread"] = float(pp)
     return out
 
 
