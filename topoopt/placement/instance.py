@@ -31,6 +31,7 @@ from topoopt.placement.schema import LIMITS
 
 if TYPE_CHECKING:  # the result type parameter of the Instance base class
     from topoopt.placement.result import PlacementResult  # noqa: F401
+    from topoopt.topology import Topology
 
 DEFAULT_GPUS_PER_NODE = 8
 
@@ -410,6 +411,26 @@ class PlacementInstance(Instance["PlacementResult"]):
         out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
         out["alpha"] = self.alpha
         return out
+
+    @classmethod
+    def from_topology(cls, topology: Topology, **options: Any) -> PlacementInstance:
+        r"""The instance of one job on the free nodes of a real cluster's ``topology``.
+
+        Same as :func:`topoopt.placement.cluster.from_topology` (which documents the options
+        ``level``, ``free``, ``dp``, ``tp``, ``pp``, ``alpha``, ``leaf_level``, ...).
+
+        Examples
+        --------
+        >>> from topoopt.topology import parse_slurm_conf
+        >>> topo = parse_slurm_conf("SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\n")
+        >>> inst = PlacementInstance.from_topology(
+        ...     topo, level=0, free={"n0", "n1", "n5"}, dp=3, tp=8, pp=1, alpha=0.5)
+        >>> [(m.name, m.free_nodes) for m in inst.minipods]
+        [('a', 2), ('b', 1)]
+        """
+        from topoopt.placement.cluster import from_topology
+
+        return from_topology(topology, **options)
 
     @classmethod
     def from_dict(
