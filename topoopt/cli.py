@@ -353,7 +353,7 @@ def solve(
     else:
         _print_result(instance, result, verbose=verbose)
     if hostfile is not None and result.is_ok:
-        _write_hostfile(result, hostfile)
+        _write_hostfile(instance, result, hostfile)
     if not result.is_ok:
         reason = result.message or result.termination.value
         _exit(
@@ -362,21 +362,17 @@ def solve(
         )
 
 
-def _write_hostfile(result: topoopt.Result, path: str) -> None:
-    """Write the solution's ``rank_order`` (node of each node-level rank), one per line; for
-    gpuselect, one ``host CUDA_VISIBLE_DEVICES=i,j,...`` line per host the selection uses."""
-    solution = result.to_dict().get("solution") or {}
-    if result.family == "gpuselect" and solution.get("gpus"):
-        from topoopt.gpuselect.pool import devices_lines
-
-        lines = devices_lines(solution["gpus"])
-    else:
-        lines = solution.get("rank_order") or []
-    if not lines:
+def _write_hostfile(instance: topoopt.Instance, result: topoopt.Result, path: str) -> None:
+    """Write the family's launcher lines of the solution (``Family.launch_lines``), one per
+    line: the node of every node-level rank (placement), ``host CUDA_VISIBLE_DEVICES=...``
+    per host (gpuselect)."""
+    family = get_family(result.family)
+    if family.launch_lines is None:
         raise TopooptError(
             f"--hostfile: the {result.family} family's solutions have no rank order (only "
             "placement and gpuselect write a hostfile)"
         )
+    lines = family.launch_lines(instance, result.solution)
     try:
         Path(path).write_text("\n".join(lines) + "\n")
     except OSError as exc:

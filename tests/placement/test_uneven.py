@@ -9,7 +9,7 @@ from topoopt.placement.generate import GENERATORS, uneven
 
 
 def test_uneven_is_deterministic_and_fits_the_job():
-    first = uneven(
+    options = dict(
         seed=5,
         count=6,
         minipods=16,
@@ -19,16 +19,7 @@ def test_uneven_is_deterministic_and_fits_the_job():
         max_cols=16,
         alpha=-1,
     )
-    again = uneven(
-        seed=5,
-        count=6,
-        minipods=16,
-        min_minipods=2,
-        small_share=0.4,
-        max_rows=64,
-        max_cols=16,
-        alpha=-1,
-    )
+    first, again = uneven(**options), uneven(**options)
     assert first == again
     for inst in first:
         assert 2 <= inst.n_minipods <= 16

@@ -165,6 +165,10 @@ class Family(Generic[InstanceT, SolutionT]):
     schema
         The JSON Schema of the family's instance file (:mod:`topoopt.core.schema`), enforced
         by ``topoopt.load`` and printed by ``topoopt instances schema``; ``None`` for none.
+    launch_lines
+        ``launch_lines(instance, solution) -> list[str]``: what a launcher reads, written by
+        ``topoopt solve --hostfile`` one line each (placement: the node of every rank; gpuselect:
+        ``host CUDA_VISIBLE_DEVICES=...`` per host); ``None`` (default) for families without one.
     limits
         The family's size limits ``{name: (default, what it bounds)}`` (declared in
         :mod:`topoopt.core.limits` when the family is registered); its constructors check
@@ -192,6 +196,7 @@ class Family(Generic[InstanceT, SolutionT]):
     result_type: type[Result[Any]] = Result
     schema: Mapping[str, Any] | None = None
     limits: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    launch_lines: Callable[[InstanceT, SolutionT], list[str]] | None = None
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

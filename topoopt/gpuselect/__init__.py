@@ -49,6 +49,13 @@ def _tags(instance: GpuSelectInstance) -> dict[str, str]:
     return tags
 
 
+def _launch_lines(instance: GpuSelectInstance, selection: Selection) -> list[str]:
+    """``host CUDA_VISIBLE_DEVICES=i,j`` for every host the selection uses."""
+    from topoopt.gpuselect.pool import devices_lines
+
+    return devices_lines(_solution.to_dict(instance, selection)["gpus"])
+
+
 FAMILY = Family(
     name="gpuselect",
     sense=Sense.MAXIMIZE,
@@ -73,6 +80,7 @@ FAMILY = Family(
     result_type=GpuSelectResult,
     schema=SCHEMA,
     limits=LIMITS,
+    launch_lines=_launch_lines,
     size_figure="available",
 )
 

@@ -72,6 +72,7 @@ FAMILY = Family(
     schema=SCHEMA,
     limits=LIMITS,
     size_figure="nodes",
+    launch_lines=rank_order,
 )
 
 __all__ = [
