@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.status import SolutionStatus, TerminationReason
-from topoopt.placement import PlacementInstance, check
+from topoopt.placement import PlacementInstance, check, narrow
 from topoopt.placement.formulations import exact
 from topoopt.placement.instance import Minipod
-from topoopt.placement.narrow import decide
+from topoopt.placement.narrow import MAX_JOINT_PODS, decide, orientations
 from topoopt.placement.solution import Placement
 
 from .strategies import small_instances
@@ -125,3 +125,53 @@ def test_narrow_pairs_equal_the_feasibility_mip(instance):
             assert (got is not False) == out.has_solution, (a, b)
             if got is not False:
                 assert check(instance, got) == [] and _within(got, a, b)
+
+
+def _orientations(instance: PlacementInstance, max_dp_use: int, max_pp_use: int):
+    return orientations(instance, max_dp_use, max_pp_use, max_pods=MAX_JOINT_PODS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_instances(max_cells=10, max_pods=5))
+def test_joint_programme_equals_a_complete_search(instance):
+    """The joint integer programme over ``z`` and ``p`` decides every orientation of every
+    narrow pair as the naive search does, and its points are placements within the pair."""
+    for a in range(2, min(instance.rows, instance.n_minipods) + 1):
+        for b in range(2, min(instance.cols, instance.n_minipods) + 1):
+            truth = None
+            for model in _orientations(instance, a, b):
+                found = model.search_joint()
+                assert found is not None
+                if truth is None:
+                    truth = _feasible_by_search(instance, a, b)
+                assert (found is not False) == truth, (a, b, model.narrow)
+                if found is not False:
+                    placement = model.placement(instance, *found)
+                    assert check(instance, placement) == [] and _within(placement, a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tight_instances())
+def test_joint_programme_equals_the_enumeration_on_tight_instances(instance):
+    """On clusters the job fills exactly, the joint programme and the enumeration of ``z``
+    (each exact by its own argument) agree wherever the enumeration decides."""
+    for a in range(2, min(instance.rows, instance.n_minipods) + 1):
+        for b in range(2, min(instance.cols, instance.n_minipods) + 1):
+            for model in _orientations(instance, a, b):
+                enumerated = model.search()
+                if enumerated is None:
+                    continue
+                joint = model.search_joint()
+                assert joint is not None
+                assert (joint is False) == (enumerated is False), (a, b, model.narrow)
+
+
+def test_decide_falls_back_to_the_joint_programme(monkeypatch):
+    """Beyond the enumeration's size the joint programme decides: the tight 4-minipod pair
+    above is refuted, and a feasible pair of it is placed."""
+    monkeypatch.setattr(narrow, "MAX_PODS", 0)
+    inst = PlacementInstance("tight", [210, 128, 128, 128], dp=54, tp=8, pp=11, alpha=0.07)
+    assert decide(inst, 2, 2) is False
+    found = decide(inst, 3, 2)
+    assert found is not None and found is not False
+    assert check(inst, found) == [] and _within(found, 3, 2)

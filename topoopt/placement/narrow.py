@@ -30,17 +30,16 @@ exponential in ``M'`` and ``L``: :func:`decide` gives up (returns ``None``) beyo
 
 from __future__ import annotations
 
-import functools
 import itertools
-import os
-import sys
+import math
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from math import comb
-from typing import Any, Literal
+from typing import Literal
 
+from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement
+from topoopt.placement.solution import Placement, check
 
 MAX_PODS = 10
 """Most minipods with free nodes :func:`decide` looks at (its Hall inequalities are
@@ -51,6 +50,13 @@ MAX_WORK = 20_000
 
 MAX_RAW_WORK = 200_000
 """Most vectors ``z`` :func:`decide` generates before the symmetry filter."""
+
+MAX_JOINT_PODS = 16
+"""Most minipods with free nodes of :meth:`NarrowPair.search_joint` (its edges are
+``M'(M' - 1) / 2``)."""
+
+MAX_JOINT_SIZE = 200_000
+"""Most nonzeros of the miss-count rows of :meth:`NarrowPair.search_joint`."""
 
 UNKNOWN: list[int] = []
 """Marker of an integer programme HiGHS did not decide (never a valid ``p``: ``n_p >= 1``)."""
@@ -208,6 +214,82 @@ class NarrowPair:
                 return z, p
         return False
 
+    @property
+    def joint_size(self) -> int:
+        """Nonzeros of the rows tying the miss counts to the edges in :meth:`search_joint`
+        (its largest part)."""
+        return comb(self.m, self.t) * (1 + comb(self.t, 2))
+
+    def search_joint(
+        self, time_limit: float = math.inf
+    ) -> tuple[tuple[int, ...], list[int]] | Literal[False] | None:
+        """``(z, p)`` of a feasible point, ``False`` when there is none, ``None`` when HiGHS
+        did not decide within ``time_limit`` seconds: one integer programme over ``z`` and
+        ``p`` together instead of one per ``z`` (see "Narrow pairs" in ``docs/placement.md``).
+
+        Variables: the counts ``z_Z``, the miss counts ``N_j``, the counts ``p_e`` of every
+        edge and loop with a binary ``q_e`` (type used), the cells ``c_{e,j}`` of the groups
+        of edge ``e = {j, k}`` in ``j``, and the products ``p_e N_k`` through the binary
+        expansion of ``p_e`` (exact McCormick rows per bit). Rows: ``sum z = L``,
+        ``sum p = n_p``; a used loop ``j`` has ``N_j = 0`` and a used edge lies in no used
+        ``Z``; ``c_{e,j} + c_{e,k} = L p_e`` with ``c_{e,j} >= p_e N_k``; capacity
+        ``L p_j + sum_e c_{e,j} <= f_j``. Minipods with equal free nodes are
+        interchangeable, so their ``N`` is ordered.
+        """
+        m, length, n_p = self.m, self.length, self.n_narrow
+        loops: list[tuple[int, ...]] = [(j,) for j in range(m)]
+        edges: list[tuple[int, ...]] = list(itertools.combinations(range(m), 2))
+        bits = n_p.bit_length()
+        milp = SparseMilp()
+        z = [milp.var(0, length, integer=True) for _ in self.miss_types]
+        miss = [milp.var(0, length) for _ in range(m)]
+        count = {e: milp.var(0, n_p, integer=True) for e in loops + edges}
+        used = {e: milp.var(0, 1, integer=True) for e in loops + edges}
+        milp.row(dict.fromkeys(z, 1), length, length)
+        milp.row(dict.fromkeys(count.values(), 1), n_p, n_p)
+        for j in range(m):
+            coefs = {z[i]: 1.0 for i, gone in enumerate(self.miss_types) if j in gone}
+            milp.row({**coefs, miss[j]: -1}, 0, 0)
+            milp.row({miss[j]: 1, used[(j,)]: length}, upper=length)
+        for e in loops + edges:
+            milp.row({count[e]: 1, used[e]: -n_p}, upper=0)
+        load: list[dict[int, float]] = [{count[(j,)]: length} for j in range(m)]
+        for e in edges:
+            j, k = e
+            inside = {z[i]: 1.0 for i, gone in enumerate(self.miss_types) if {j, k} <= gone}
+            if inside:
+                milp.row({**inside, used[e]: length}, upper=length)
+            bit = [milp.var(0, 1, integer=True) for _ in range(bits)]
+            milp.row({**{b: 2**i for i, b in enumerate(bit)}, count[e]: -1}, 0, 0)
+            cells = {j: milp.var(0, length * n_p), k: milp.var(0, length * n_p)}
+            milp.row({cells[j]: 1, cells[k]: 1, count[e]: -length}, 0, 0)
+            for here, other in ((j, k), (k, j)):
+                forced: dict[int, float] = {cells[here]: 1}
+                for i, b in enumerate(bit):  # w = b * N_other, exactly for binary b
+                    w = milp.var(0, length)
+                    milp.row({w: 1, b: -length}, upper=0)
+                    milp.row({w: 1, miss[other]: -1}, upper=0)
+                    milp.row({w: 1, miss[other]: -1, b: -length}, lower=-length)
+                    forced[w] = -(2**i)
+                milp.row(forced, lower=0)
+                load[here][cells[here]] = 1
+        for j in range(m):
+            milp.row(load[j], upper=self.caps[j])
+        classes: dict[int, list[int]] = {}
+        for j, f in enumerate(self.caps):
+            classes.setdefault(f, []).append(j)
+        for members in classes.values():
+            for a, b in itertools.pairwise(members):
+                milp.row({miss[a]: 1, miss[b]: -1}, lower=0)
+        status, values = milp.solve(time_limit)
+        if status == "infeasible":
+            return False
+        if status == "unknown":
+            return None
+        found = tuple(round(values[v]) for v in z)
+        support = [self.miss_types[i] for i, c in enumerate(found) if c]
+        return found, [round(values[count[e]]) for e in self.types(support)]
+
     def placement(self, instance: PlacementInstance, z: tuple[int, ...], p: list[int]) -> Placement:
         """The placement of a feasible point ``(z, p)`` (see the module docstring)."""
         import networkx as nx
@@ -282,35 +364,10 @@ class NarrowPair:
         return 0
 
 
-@functools.cache
-def _highs() -> Any:
-    """One ``highspy.Highs`` per process, made with the standard output closed (HiGHS prints
-    its banner when constructed, which would corrupt ``topoopt solve --json``)."""
-    import highspy
-
-    sys.stdout.flush()
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        highs = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-    highs.setOptionValue("output_flag", False)
-    # no "threads" option: HiGHS refuses to run when it differs from the thread scheduler
-    # another Highs object of the process started
-    return highs
-
-
 def _integer_counts(
     model: NarrowPair, miss: list[int], types: list[tuple[int, ...]]
 ) -> list[int] | None:
     """Solve the integer programme in ``p`` with HiGHS (a few variables, ``2^M'`` rows)."""
-    import highspy
-    import numpy as np
-
-    n = len(types)
     rows = []
     uppers = []
     for x in model.subsets:
@@ -322,48 +379,21 @@ def _integer_counts(
     for coef, up in zip(rows, uppers, strict=True):
         if min(coef) * model.n_narrow > up:
             return None
-    if n == 1:
+    if len(types) == 1:
         p = [model.n_narrow]
         ok = all(c[0] * p[0] <= up for c, up in zip(rows, uppers, strict=True))
         return p if ok else None
-    h = _highs()
-    h.clearModel()
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(rows) + 1
-    lp.col_cost_ = np.zeros(n)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.full(n, float(model.n_narrow))
-    lp.row_lower_ = np.array([-highspy.kHighsInf] * len(rows) + [float(model.n_narrow)])
-    lp.row_upper_ = np.array([float(u) for u in uppers] + [float(model.n_narrow)])
-    start, index, value = [0], [], []
-    for col in range(n):
-        for r, coef in enumerate(rows):
-            if coef[col]:
-                index.append(r)
-                value.append(float(coef[col]))
-        index.append(len(rows))
-        value.append(1.0)
-        start.append(len(index))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value)
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    decided = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
-    h.passModel(lp)
-    h.run()
-    if h.getModelStatus() not in decided:  # a solver left in a bad state (interrupted): anew
-        _highs.cache_clear()
-        h = _highs()
-        h.passModel(lp)
-        h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:
+    milp = SparseMilp()
+    counts = [milp.var(0, model.n_narrow, integer=True) for _ in types]
+    milp.row(dict.fromkeys(counts, 1), model.n_narrow, model.n_narrow)
+    for coef, up in zip(rows, uppers, strict=True):
+        milp.row({v: c for v, c in zip(counts, coef, strict=True) if c}, upper=up)
+    status, values = milp.solve()
+    if status == "infeasible":
         return None
-    if status != highspy.HighsModelStatus.kOptimal:
+    if status == "unknown":
         return UNKNOWN
-    sol = [round(v) for v in h.getSolution().col_value]
+    sol = [round(values[v]) for v in counts]
     # the point must satisfy the inequalities exactly, in integers
     if sum(sol) != model.n_narrow or min(sol) < 0:
         return UNKNOWN
@@ -373,11 +403,14 @@ def _integer_counts(
     return sol
 
 
-def orientations(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> list[NarrowPair]:
+def orientations(
+    instance: PlacementInstance, max_dp_use: int, max_pp_use: int, max_pods: int = MAX_PODS
+) -> list[NarrowPair]:
     """The reduced models of ``(A, B)`` with its narrow side (columns when ``A = 2``, rows
-    when ``B = 2``), the cheapest first; empty when neither target is 2."""
+    when ``B = 2``), the cheapest first; empty when neither target is 2 or more than
+    ``max_pods`` minipods have free nodes."""
     caps = [f for f in instance.capacities if f > 0]
-    if len(caps) > MAX_PODS:
+    if len(caps) > max_pods:
         return []
     out = []
     if max_dp_use == 2:
@@ -387,14 +420,34 @@ def orientations(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) 
     return sorted(out, key=lambda model: model.work)
 
 
+def _within(instance: PlacementInstance, placement: Placement, a: int, b: int) -> bool:
+    """Whether ``placement`` is feasible with every column on at most ``a`` minipods and
+    every row on at most ``b``."""
+    return (
+        not check(instance, placement)
+        and max(len(set(col)) for col in placement.columns()) <= a
+        and max(len(set(row)) for row in placement.matrix) <= b
+    )
+
+
 def decide(
-    instance: PlacementInstance, max_dp_use: int, max_pp_use: int, expired: Expired = _never
+    instance: PlacementInstance,
+    max_dp_use: int,
+    max_pp_use: int,
+    expired: Expired = _never,
+    seconds: Callable[[], float] = lambda: math.inf,
 ) -> Placement | Literal[False] | None:
     """Decide ``(A, B)`` exactly when ``A = 2`` or ``B = 2``.
 
+    Each orientation is decided by enumerating ``z`` when that takes at most
+    :data:`MAX_WORK` vectors (and at most :data:`MAX_PODS` minipods have free nodes), else by
+    the joint integer programme (:meth:`NarrowPair.search_joint`, at most
+    :data:`MAX_JOINT_PODS` minipods and :data:`MAX_JOINT_SIZE` nonzeros) within
+    ``seconds()``.
+
     Returns a placement with every column touching at most ``A`` minipods and every row at
-    most ``B`` (the pair is feasible), ``False`` (proven infeasible), or ``None`` (not
-    decided: no narrow side, more than :data:`MAX_WORK` vectors, or ``expired()``).
+    most ``B`` (the pair is feasible; checked before it is returned), ``False`` (proven
+    infeasible), or ``None`` (not decided: no narrow side, too large, or out of time).
 
     Examples
     --------
@@ -406,14 +459,26 @@ def decide(
     >>> decide(inst, 3, 3) is None  # no narrow side
     True
     """
-    for model in orientations(instance, max_dp_use, max_pp_use):
-        if model.work > min(MAX_WORK * len(model._perms()), MAX_RAW_WORK):
+    models = orientations(instance, max_dp_use, max_pp_use, MAX_JOINT_PODS)
+    for model in models:
+        if model.m > MAX_PODS or model.work > min(MAX_WORK * len(model._perms()), MAX_RAW_WORK):
             continue
         found = model.search(expired)
         if found is None:
             continue
         if found is False:
             return False
-        z, p = found
-        return model.placement(instance, z, p)
+        placement = model.placement(instance, *found)
+        if _within(instance, placement, max_dp_use, max_pp_use):
+            return placement
+    for model in sorted(models, key=lambda model: model.joint_size):
+        if model.joint_size > MAX_JOINT_SIZE or expired():
+            continue
+        joint = model.search_joint(seconds())
+        if joint is False:
+            return False
+        if joint is not None:
+            placement = model.placement(instance, *joint)
+            if _within(instance, placement, max_dp_use, max_pp_use):
+                return placement
     return None

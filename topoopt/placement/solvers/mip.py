@@ -16,6 +16,7 @@ limit and so do its counting relaxation and block designs.
 
 from __future__ import annotations
 
+import math
 import pickle
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.narrow import decide as decide_narrow
+from topoopt.placement.sides import Sides
 from topoopt.placement.solution import Placement, evaluate
 from topoopt.placement.solvers._budget import WRAP_UP_S_PER_NODE, cannot_build, deadline
 from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
@@ -53,6 +55,11 @@ ISOLATE_ASSIGNMENTS = 2_000
 child process ended at the deadline (see :meth:`ExactMipSolver._feasibility`)."""
 
 CHILD_STOP_S = 0.2
+
+COMBINATORIAL_SHARE = 0.75
+"""Share of the time left (after the wrap-up reserve) one integer programme of the narrow test
+or the one-sided packing may take; the rest stays for the feasibility MIP of the pair or,
+when a model overruns, for the constructive incumbent."""
 """Seconds kept for killing a child process and reading its answer."""
 
 EXACT_S_PER_ASSIGNMENT = 2e-4
@@ -245,17 +252,25 @@ class ExactMipSolver(MipSolver):
         counting = CountingBound(instance, out_of_time)
         if ctx.time_limit is None:
             narrow_stop = out_of_time
+
+            def narrow_seconds() -> float:
+                return math.inf
         else:  # leave the constructive incumbent time to walk the pairs once more
             keep = WRAP_UP_S_PER_NODE * instance.n_nodes + CHILD_STOP_S
 
             def narrow_stop() -> bool:
                 return ctx.time_left() <= keep
 
+            def narrow_seconds() -> float:
+                return COMBINATORIAL_SHARE * (ctx.time_left() - keep)
+
+        sides = Sides(instance, narrow_seconds)
         decided = {
             "closed form": 0,
             "counting bound": 0,
             "block design": 0,
             "guillotine": 0,
+            "one side": 0,
             "narrow test": 0,
             "MIP": 0,
         }
@@ -263,7 +278,7 @@ class ExactMipSolver(MipSolver):
 
         def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
             return Attempt(
-                solution=_constructive_incumbent(instance, out_of_time, build),
+                solution=_constructive_incumbent(instance, out_of_time, build, after=pair),
                 termination=how or TerminationReason.TIME_LIMIT,
                 bound=pair.score,
                 build_s=build_s,
@@ -287,6 +302,9 @@ class ExactMipSolver(MipSolver):
                 continue
             elif counting.interrupted:
                 return give_up(pair)
+            elif sides.refutes(pair.max_dp_use, pair.max_pp_use):
+                decided["one side"] += 1
+                continue
             else:
                 found = build.block_design(pair.max_dp_use, pair.max_pp_use, out_of_time)
                 if build.interrupted:
@@ -299,9 +317,15 @@ class ExactMipSolver(MipSolver):
                         return give_up(pair)
                     if found is not None:
                         decided["guillotine"] += 1
+                if found is None and not out_of_time():
+                    found = sides.construct(pair.max_dp_use, pair.max_pp_use)
+                    if found is not None:
+                        decided["one side"] += 1
                 narrow: Placement | Literal[False] | None = None
                 if found is None:
-                    narrow = decide_narrow(instance, pair.max_dp_use, pair.max_pp_use, narrow_stop)
+                    narrow = decide_narrow(
+                        instance, pair.max_dp_use, pair.max_pp_use, narrow_stop, narrow_seconds
+                    )
                 if narrow is False:
                     decided["narrow test"] += 1
                     continue
@@ -341,9 +365,11 @@ def _constructive_incumbent(
     instance: PlacementInstance,
     out_of_time: Expired | None = None,
     build: Constructions | None = None,
+    after: TargetPair | None = None,
 ) -> Placement:
     """Best of the closed-form and block constructions for the lowest-scoring pair any of them
-    realises, and of GPU packing (which always succeeds).
+    realises, and of GPU packing (which always succeeds). With ``after``, the walk starts
+    after that pair (the decomposition already tried the constructions up to it).
 
     With ``out_of_time``, the walk over pairs stops when it says so and the best placement so
     far is returned, after adding the closed forms with the fewest minipods per row
@@ -352,7 +378,12 @@ def _constructive_incumbent(
     build = build or Constructions(instance)
     candidates = [fill_in_rank_order(instance, packing_pods(instance))]
     realised = False
-    for pair in iter_target_pairs(instance):
+    pairs = iter_target_pairs(instance)
+    if after is not None:
+        for pair in pairs:
+            if (pair.max_dp_use, pair.max_pp_use) == (after.max_dp_use, after.max_pp_use):
+                break
+    for pair in pairs:
         if out_of_time is not None and out_of_time():
             break
         a, b = pair.max_dp_use, pair.max_pp_use

@@ -1,0 +1,123 @@
+"""Small integer programmes of the exact placement tests, handed to HiGHS through ``highspy``.
+
+The combinatorial tests (:mod:`topoopt.placement.narrow`, :mod:`topoopt.placement.sides`)
+solve many small models; building them through Pyomo would cost more than solving them, so
+they are written as sparse rows here and passed to one ``highspy.Highs`` object per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from typing import Any, Literal
+
+Status = Literal["feasible", "infeasible", "unknown"]
+
+
+@functools.cache
+def _highs() -> Any:
+    """One ``highspy.Highs`` per process, made with the standard output closed (HiGHS prints
+    its banner when constructed, which would corrupt ``topoopt solve --json``)."""
+    import highspy
+
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        highs = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+    highs.setOptionValue("output_flag", False)
+    # no "threads" option: HiGHS refuses to run when it differs from the thread scheduler
+    # another Highs object of the process started
+    return highs
+
+
+class SparseMilp:
+    """A feasibility MILP (no objective) assembled row by row.
+
+    Examples
+    --------
+    >>> milp = SparseMilp()
+    >>> x, y = milp.var(0, 3, integer=True), milp.var(0, 3, integer=True)
+    >>> milp.row({x: 2, y: 2}, 5, 5)  # 2x + 2y = 5 has no integral point
+    >>> milp.solve()[0]
+    'infeasible'
+    """
+
+    def __init__(self) -> None:
+        self.lower: list[float] = []
+        self.upper: list[float] = []
+        self.integer: list[bool] = []
+        self.rows: list[tuple[dict[int, float], float, float]] = []
+
+    def var(self, lower: float, upper: float, *, integer: bool = False) -> int:
+        """A new column with its bounds; returns its index."""
+        self.lower.append(lower)
+        self.upper.append(upper)
+        self.integer.append(integer)
+        return len(self.lower) - 1
+
+    def row(
+        self, coefs: dict[int, float], lower: float = -math.inf, upper: float = math.inf
+    ) -> None:
+        """The row ``lower <= sum coefs[i] * x_i <= upper``."""
+        self.rows.append((coefs, lower, upper))
+
+    def solve(self, time_limit: float = math.inf) -> tuple[Status, list[float]]:
+        """``("feasible", x)``, ``("infeasible", [])`` or ``("unknown", [])`` (time limit or
+        any other HiGHS outcome)."""
+        import highspy
+        import numpy as np
+
+        n = len(self.lower)
+        per_col: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        for r, (coefs, _, _) in enumerate(self.rows):
+            for c, v in coefs.items():
+                per_col[c].append((r, v))
+        start, index, value = [0], [], []
+        for entries in per_col:
+            for r, v in entries:
+                index.append(r)
+                value.append(float(v))
+            start.append(len(index))
+        inf = highspy.kHighsInf
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = len(self.rows)
+        lp.col_cost_ = np.zeros(n)
+        lp.col_lower_ = np.array(self.lower, dtype=float)
+        lp.col_upper_ = np.array([min(u, inf) for u in self.upper], dtype=float)
+        lp.row_lower_ = np.array([max(lo, -inf) for _, lo, _ in self.rows], dtype=float)
+        lp.row_upper_ = np.array([min(up, inf) for _, _, up in self.rows], dtype=float)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(value)
+        kinds = highspy.HighsVarType
+        lp.integrality_ = [kinds.kInteger if i else kinds.kContinuous for i in self.integer]
+        decided = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
+        limit = float(min(max(time_limit, 0.01), inf))
+        h = _highs()
+        h.clearModel()
+        h.setOptionValue("time_limit", limit)
+        h.passModel(lp)
+        h.run()
+        if h.getModelStatus() not in decided and h.getRunTime() < 0.9 * limit:
+            # a solver left in a bad state by an interrupted run: once more, anew
+            _highs.cache_clear()
+            h = _highs()
+            h.setOptionValue("time_limit", limit)
+            h.passModel(lp)
+            h.run()
+        status = h.getModelStatus()
+        h.setOptionValue("time_limit", inf)
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", []
+        if status != highspy.HighsModelStatus.kOptimal:
+            return "unknown", []
+        return "feasible", list(h.getSolution().col_value)
