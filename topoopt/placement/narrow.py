@@ -234,7 +234,8 @@ class NarrowPair:
         ``sum p = n_p``; a used loop ``j`` has ``N_j = 0`` and a used edge lies in no used
         ``Z``; ``c_{e,j} + c_{e,k} = L p_e`` with ``c_{e,j} >= p_e N_k``; capacity
         ``L p_j + sum_e c_{e,j} <= f_j``. Minipods with equal free nodes are
-        interchangeable, so their ``N`` is ordered.
+        interchangeable, so their ``N`` is ordered. Solved by SCIP (see
+        :meth:`SparseMilp._solve_scip <topoopt.placement._milp.SparseMilp._solve_scip>`).
         """
         m, length, n_p = self.m, self.length, self.n_narrow
         loops: list[tuple[int, ...]] = [(j,) for j in range(m)]
@@ -281,7 +282,7 @@ class NarrowPair:
         for members in classes.values():
             for a, b in itertools.pairwise(members):
                 milp.row({miss[a]: 1, miss[b]: -1}, lower=0)
-        status, values = milp.solve(time_limit)
+        status, values = milp.solve(time_limit, backend="scip")
         if status == "infeasible":
             return False
         if status == "unknown":
