@@ -399,16 +399,17 @@ def block_design(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) 
 class CountingBound:
     """The counting relaxation of every target pair at once (one dynamic program).
 
-    ``best[sa, sb]`` is the largest ``sum_j min(f_j, a_j * b_j)`` over choices with
-    ``sum_j a_j = sa`` and ``sum_j b_j = sb`` (``0 <= a_j <= rows``, ``0 <= b_j <= cols``).
-    A pair ``(A, B)`` survives when some ``sa <= rows * B``, ``sb <= cols * A`` reaches
-    ``rows * cols``.
+    The table's cell ``[sa, sb]`` is the largest ``sum_j min(f_j, a_j * b_j)`` over choices
+    with ``sum_j a_j <= sa`` and ``sum_j b_j <= sb`` (``0 <= a_j <= rows``,
+    ``0 <= b_j <= cols``). A pair ``(A, B)`` survives when the cell
+    ``[rows * B, cols * A]`` reaches ``rows * cols``.
 
-    The table is built on the first :meth:`allows`. When it would have more than
-    :data:`MAX_COUNTING_CELLS` cells or take more than :data:`MAX_COUNTING_WORK` operations,
-    :attr:`best` is ``None``, and so it is when ``expired()`` stops the build (then
-    :attr:`interrupted` is set). The Lagrangian relaxation (:class:`LagrangianCounting`,
-    milliseconds) is asked first, and the table is built only for a pair it admits.
+    The Lagrangian relaxation (:class:`LagrangianCounting`, milliseconds) is asked first, and
+    the table is built only for a pair it admits, only as far as the pairs asked so far need
+    (grown geometrically, see :meth:`_table`). A pair whose table would be over
+    :data:`MAX_COUNTING_CELLS` cells or :data:`MAX_COUNTING_WORK` operations is admitted
+    (the relaxation stays valid), and so is every pair once ``expired()`` stopped a build
+    (then :attr:`interrupted` is set).
     """
 
     def __init__(self, instance: PlacementInstance, expired: Expired = _never) -> None:
@@ -448,8 +449,10 @@ class CountingBound:
         """The fallback used when the table is too large (see :data:`MAX_COUNTING_WORK`)."""
         return LagrangianCounting(self.instance, self.expired)
 
-    @cached_property
-    def best(self) -> np.ndarray | None:
+    def full(self) -> np.ndarray | None:
+        """The whole table (every sum up to :attr:`shape`), ``None`` when it is over the
+        limits or ``expired()`` stops its build: the reference the lazily grown tables of
+        :meth:`allows` answer like (property tests)."""
         size_a, size_b = self.shape
         if size_a * size_b > MAX_COUNTING_CELLS or self.work > MAX_COUNTING_WORK:
             return None
@@ -478,34 +481,45 @@ class CountingBound:
             table = new
         return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
 
-    def _bounded(self, sa: int, sb: int) -> np.ndarray | None:
-        """A table covering the sums ``(sa, sb)`` when the full one is too large: the one
-        built for an earlier pair if it covers them, else one just large enough for both
-        (``None`` when that is over the limits too)."""
+    def _table(self, sa: int, sb: int) -> np.ndarray | None:
+        """A table covering the sums ``(sa, sb)``: the one built for an earlier pair if it
+        covers them, else a larger one, each grown dimension at least doubled (capped at the
+        full :attr:`shape`) so that the builds of a walk cost about twice the last one.
+        ``None`` when that table is over the limits (the full one: :data:`MAX_COUNTING_CELLS`
+        and :data:`MAX_COUNTING_WORK`; a partial one also :data:`MAX_COUNTING_UPDATES` per
+        cell) or ``expired()`` stopped its build."""
         have = self._partial
         if have is not None and have.shape[0] > sa and have.shape[1] > sb:
             return have
+        full_a, full_b = self.shape
         size_a, size_b = sa + 1, sb + 1
         if have is not None:
-            size_a, size_b = max(size_a, have.shape[0]), max(size_b, have.shape[1])
-        work = self._work(size_a, size_b)
-        if (
-            size_a * size_b > MAX_COUNTING_CELLS
-            or work > MAX_COUNTING_WORK
-            or work // (size_a * size_b) > MAX_COUNTING_UPDATES
-        ):
-            return None
-        self._partial = self._build(size_a, size_b)
-        return self._partial
+            old_a, old_b = have.shape
+            size_a = max(old_a, size_a if size_a <= old_a else min(full_a, max(size_a, 2 * old_a)))
+            size_b = max(old_b, size_b if size_b <= old_b else min(full_b, max(size_b, 2 * old_b)))
+        for size in ((size_a, size_b), (sa + 1, sb + 1)):  # grown, else just enough
+            if size[0] < sa + 1 or size[1] < sb + 1:
+                continue
+            cells, work = size[0] * size[1], self._work(*size)
+            partial = size != (full_a, full_b)
+            if cells > MAX_COUNTING_CELLS or work > MAX_COUNTING_WORK:
+                continue
+            if partial and work // cells > MAX_COUNTING_UPDATES:
+                continue
+            table = self._build(*size)
+            if table is not None:
+                self._partial = table
+            return table
+        return None
 
     _partial: np.ndarray | None = None
 
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
         """Whether the relaxation admits the pair (``False`` proves it infeasible).
 
-        When the full table is over the limits, a table of only the sums the pair needs
-        (``sum a <= rows * B``, ``sum b <= cols * A``) is built instead, if that one is
-        within them; it answers the pair exactly as the full table would.
+        The table is built lazily, only up to the sums the pairs asked so far need
+        (``sum a <= rows * B``, ``sum b <= cols * A``); its cells are those of the full table,
+        so it answers every pair exactly as the full table would.
         """
         if not self.lagrangian.allows(max_dp_use, max_pp_use):
             return False
@@ -516,12 +530,10 @@ class CountingBound:
         full_a, full_b = self.shape
         sa = min(inst.rows * max_pp_use, full_a - 1)
         sb = min(inst.cols * max_dp_use, full_b - 1)
-        best = self.best
-        if best is None and not self.interrupted:
-            best = self._bounded(sa, sb)
-        if best is None:
+        table = None if self.interrupted else self._table(sa, sb)
+        if table is None:
             return True
-        return bool(best[sa, sb] >= inst.n_nodes)
+        return bool(table[sa, sb] >= inst.n_nodes)
 
 
 class LagrangianCounting:
