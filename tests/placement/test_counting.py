@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
+from hypothesis import strategies as st
 
 from topoopt.placement.targets import CountingBound, LagrangianCounting, target_pairs
 
@@ -31,3 +33,32 @@ def test_lagrangian_counting_is_a_relaxation_of_the_table(instance):
         sb = min(inst.cols * a, table.shape[1] - 1)
         if table[sa, sb] >= inst.n_nodes:
             assert lagrangian.allows(a, b)
+
+
+def _reference_table(instance, size_a: int, size_b: int) -> np.ndarray:
+    """The counting table by its definition: for every minipod, every ``(a, b)`` with its gain
+    ``min(f, a b)`` (one array operation each)."""
+    max_a, max_b = size_a - 1, size_b - 1
+    table = np.full((size_a, size_b), -np.inf)
+    table[0, 0] = 0.0
+    for free in instance.capacities:
+        new = table.copy()
+        for b in range(1, min(instance.cols, max_b) + 1):
+            for a in range(1, min(instance.rows, max_a, -(-free // b)) + 1):
+                target = new[a:, b:]
+                gain = min(free, a * b)
+                np.maximum(target, table[: max_a + 1 - a, : max_b + 1 - b] + gain, out=target)
+        table = new
+    return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
+
+
+@given(small_instances(max_cells=40, max_pods=6), st.integers(1, 80), st.integers(1, 80))
+def test_sliding_window_table_equals_the_definition(instance, size_a, size_b):
+    """The table built with sliding-window maxima equals the one built pair by pair, for
+    full and partial sizes."""
+    counting = CountingBound(instance)
+    full_a, full_b = counting.shape
+    for shape in ((full_a, full_b), (min(size_a, full_a), min(size_b, full_b))):
+        built = counting._build(*shape)
+        assert built is not None
+        assert np.array_equal(built, _reference_table(instance, *shape))

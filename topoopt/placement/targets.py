@@ -42,14 +42,11 @@ import numpy as np
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 
-MAX_COUNTING_WORK = 2_000_000_000
-"""Most element operations (table cells times per-minipod updates) the exact counting table
-may take (about 1-2 s at the limit); beyond it :class:`CountingBound` uses its Lagrangian
-relaxation (:class:`LagrangianCounting`), which is weaker but takes milliseconds."""
-
-MAX_COUNTING_UPDATES = 300_000
-"""Most per-minipod updates (one NumPy operation each, about 2-5 µs) of a table built for
-one pair's sums (:meth:`CountingBound.allows`); many minipods make many small updates."""
+MAX_COUNTING_WORK = 400_000_000
+"""Most element operations (table cells times array operations, see
+:meth:`CountingBound._work`) a counting table may take (measured 2.3-4.7 ns each, so about
+1-2 s at the limit); beyond it :class:`CountingBound` uses its Lagrangian relaxation
+(:class:`LagrangianCounting`), which is weaker but takes milliseconds."""
 
 LAGRANGE_STEPS = 64
 """Multipliers ``lambda`` the Lagrangian counting bound tries, evenly on ``[0, cols]``."""
@@ -432,13 +429,16 @@ class CountingBound:
         return self._work(*self.shape)
 
     def _work(self, size_a: int, size_b: int) -> int:
+        """Element operations of a build of ``size_a x size_b`` cells: per minipod and ``b``,
+        the doublings of :func:`_window_max` and two more array operations."""
         inst = self.instance
-        updates = sum(
-            count * min(inst.rows, size_a - 1, -(-f // b))
-            for f, count in self._free_counts.items()
-            for b in range(1, min(inst.cols, size_b - 1) + 1)
-        )
-        return size_a * size_b * updates
+        ops = 0
+        for f, count in self._free_counts.items():
+            for b in range(1, min(inst.cols, size_b - 1) + 1):
+                most = min(inst.rows, size_a - 1, -(-f // b))
+                if most >= 1:
+                    ops += count * (2 + max(0, most - 1).bit_length())
+        return size_a * size_b * ops
 
     @cached_property
     def _free_counts(self) -> Counter[int]:
@@ -460,24 +460,36 @@ class CountingBound:
 
     def _build(self, size_a: int, size_b: int) -> np.ndarray | None:
         """The table of the sums ``sum a < size_a``, ``sum b < size_b`` (``None`` when
-        ``expired()`` stops it)."""
+        ``expired()`` stops it).
+
+        One max-plus step per minipod and per ``b``: the gain ``min(f, a b)`` is ``a b`` up
+        to the ``a`` that fills the minipod, then ``f``, so the best over the linear part,
+        ``max_a table[A - a] + a b = b A + max_{A - a_lin <= i < A} (table[i] - b i)``, is a
+        sliding-window maximum (:func:`_window_max`, ``O(log a)`` array operations instead of
+        one per ``a``)."""
         inst = self.instance
-        rows, cols = inst.rows, inst.cols
         max_a, max_b = size_a - 1, size_b - 1
         table = np.full((size_a, size_b), -np.inf)
         table[0, 0] = 0.0
-        updates = 0
+        index = np.arange(size_a, dtype=float)[:, None]
         for free in inst.capacities:
+            if self.expired():
+                self.interrupted = True
+                return None
             new = table.copy()
-            for b in range(1, min(cols, max_b) + 1):
-                for a in range(1, min(rows, max_a, -(-free // b)) + 1):
-                    updates += 1
-                    if updates % _CHECK_EVERY == 0 and self.expired():
-                        self.interrupted = True
-                        return None
-                    gain = min(free, a * b)
-                    target = new[a:, b:]
-                    np.maximum(target, table[: max_a + 1 - a, : max_b + 1 - b] + gain, out=target)
+            for b in range(1, min(inst.cols, max_b) + 1):
+                whole = -(-free // b)  # the a that fills the minipod
+                most = min(inst.rows, max_a, whole)
+                if most < 1:
+                    continue
+                source = table[:, : max_b + 1 - b]
+                target = new[:, b:]
+                linear = most if most < whole else whole - 1
+                if linear >= 1:
+                    best = _window_max(source - b * index, linear)[:-1] + b * index[1:]
+                    np.maximum(target[1:], best, out=target[1:])
+                if most == whole:
+                    np.maximum(target[whole:], source[: size_a - whole] + free, out=target[whole:])
             table = new
         return np.maximum.accumulate(np.maximum.accumulate(table, axis=0), axis=1)
 
@@ -485,9 +497,8 @@ class CountingBound:
         """A table covering the sums ``(sa, sb)``: the one built for an earlier pair if it
         covers them, else a larger one, each grown dimension at least doubled (capped at the
         full :attr:`shape`) so that the builds of a walk cost about twice the last one.
-        ``None`` when that table is over the limits (the full one: :data:`MAX_COUNTING_CELLS`
-        and :data:`MAX_COUNTING_WORK`; a partial one also :data:`MAX_COUNTING_UPDATES` per
-        cell) or ``expired()`` stopped its build."""
+        ``None`` when that table is over :data:`MAX_COUNTING_CELLS` or
+        :data:`MAX_COUNTING_WORK`, or ``expired()`` stopped its build."""
         have = self._partial
         if have is not None and have.shape[0] > sa and have.shape[1] > sb:
             return have
@@ -500,11 +511,7 @@ class CountingBound:
         for size in ((size_a, size_b), (sa + 1, sb + 1)):  # grown, else just enough
             if size[0] < sa + 1 or size[1] < sb + 1:
                 continue
-            cells, work = size[0] * size[1], self._work(*size)
-            partial = size != (full_a, full_b)
-            if cells > MAX_COUNTING_CELLS or work > MAX_COUNTING_WORK:
-                continue
-            if partial and work // cells > MAX_COUNTING_UPDATES:
+            if size[0] * size[1] > MAX_COUNTING_CELLS or self._work(*size) > MAX_COUNTING_WORK:
                 continue
             table = self._build(*size)
             if table is not None:
@@ -534,6 +541,26 @@ class CountingBound:
         if table is None:
             return True
         return bool(table[sa, sb] >= inst.n_nodes)
+
+
+def _window_max(values: np.ndarray, length: int) -> np.ndarray:
+    """``out[i] = max(values[max(0, i - length + 1) : i + 1])`` along the first axis, by
+    doubling windows (``O(log length)`` array operations).
+
+    Examples
+    --------
+    >>> _window_max(np.array([[3.0], [1.0], [4.0], [1.0], [5.0]]), 2).ravel().tolist()
+    [3.0, 3.0, 4.0, 4.0, 5.0]
+    """
+    out = values.copy()
+    span = 1
+    while span < length:
+        step = min(span, length - span)  # windows of span and step overlap into span + step
+        shifted = np.full_like(out, -np.inf)
+        shifted[step:] = out[:-step]
+        np.maximum(out, shifted, out=out)
+        span += step
+    return out
 
 
 class LagrangianCounting:
