@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -183,22 +184,27 @@ def outcomes(relative: str) -> dict[int, dict[str, Any]]:
         if "TOPOOPT_DATA" not in env and SHARED_DATA.is_dir():
             env["TOPOOPT_DATA"] = str(SHARED_DATA)  # the scratch folder is not a checkout
         command = [sys.executable, "-c", CHILD, __file__, relative, str(result_file)]
-        try:
-            proc = subprocess.run(
+        log_file = Path(scratch) / "output.txt"
+        # Output goes to a file and the runner leads its own process group: a process it
+        # leaves behind (a benchmark worker) can neither hold a pipe open nor outlive a kill.
+        with log_file.open("wb") as log:
+            proc = subprocess.Popen(
                 command,
                 cwd=folder,
                 env=env,
-                capture_output=True,
-                text=True,
-                timeout=FILE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
-            why = f"the example runner exited with status {proc.returncode}"
-            output = proc.stdout[-3000:] + proc.stderr[-3000:]
-        except subprocess.TimeoutExpired as exc:
-            why = f"the file's examples ran over {FILE_TIMEOUT_S} s"
-            partial = exc.stdout or b""
-            text = partial.decode(errors="replace") if isinstance(partial, bytes) else partial
-            output = text[-3000:]
+            try:
+                returncode = proc.wait(timeout=FILE_TIMEOUT_S)
+                why = f"the example runner exited with status {returncode}"
+            except subprocess.TimeoutExpired:
+                why = f"the file's examples ran over {FILE_TIMEOUT_S} s"
+            finally:
+                _kill_group(proc)
+        output = log_file.read_text(encoding="utf-8", errors="replace")[-6000:]
         lines = result_file.read_text(encoding="utf-8").splitlines() if result_file.exists() else []
     found = {item["index"]: item for item in map(json.loads, lines)}
     first_missing = True
@@ -209,6 +215,15 @@ def outcomes(relative: str) -> dict[int, dict[str, Any]]:
             detail = f"{why} {where}:\n{output}"
             found[block.index] = {**asdict(block), "status": "failed", "detail": detail}
     return found
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the runner's process group (whatever is still in it) and reap the runner."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def _all_blocks() -> list[Block]:

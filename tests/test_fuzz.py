@@ -17,6 +17,7 @@ from topoopt.testing.fuzz import check_file, check_results_file, instance_files,
 
 FAMILIES = topoopt.families()
 LONG_RUN = 10_000
+LONG_RUN_TIMEOUT_S = 3 * 3600  # the long runs take minutes each; the default 600 s is for the rest
 
 
 def _count(strategy: st.SearchStrategy[Any], examples: int, check: Any) -> Counter[str]:
@@ -55,6 +56,7 @@ def test_short_fuzz(family: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(LONG_RUN_TIMEOUT_S)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_long_fuzz(family: str) -> None:
     counts = _fuzz(family, LONG_RUN)
@@ -72,6 +74,7 @@ def test_short_fuzz_of_results_files() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(LONG_RUN_TIMEOUT_S)
 def test_long_fuzz_of_results_files() -> None:
     counts = _fuzz_results(LONG_RUN)
     print(f"\nresults files: {sum(counts.values())} inputs: {dict(sorted(counts.items()))}")

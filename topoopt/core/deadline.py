@@ -96,8 +96,8 @@ def interrupt_at(deadline: float | None) -> Iterator[None]:
     timer.daemon = True
     collecting = gc.isenabled()
     gc.disable()  # no collection (and no gc callback to swallow TimeUp) inside the block
-    timer.start()
     try:
+        timer.start()  # inside the try: a request landing right after the start is disarmed
         yield
     finally:
         while True:  # disarm; a request arriving meanwhile is dropped (the block has ended)
