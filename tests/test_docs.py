@@ -20,6 +20,7 @@ checkout. One test per (file, block), with ids such as ``docs/gpuselect.md[2]-py
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -219,10 +220,8 @@ def outcomes(relative: str) -> dict[int, dict[str, Any]]:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the runner's process group (whatever is still in it) and reap the runner."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 

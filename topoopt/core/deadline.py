@@ -18,8 +18,9 @@ Rules for using it:
   inside it);
 * :class:`TimeUp` derives from :class:`BaseException`, like :class:`KeyboardInterrupt`, so that
   library code with ``except Exception`` does not swallow it;
-* when the block ends first, an interruption requested at the same moment is withdrawn: no
-  :class:`TimeUp` is raised after the block;
+* when the block ends first, an interruption requested at the same moment is withdrawn or
+  dropped: no :class:`TimeUp` is raised after the block (the ``finally`` clause clears the
+  armed flag before anything can interrupt it, then withdraws under the timer's lock);
 * the garbage collector is off inside the block (a gc callback or finaliser that receives
   :class:`TimeUp` would lose it; the request is also repeated until the block ends), which
   also spares a large model build the collector's passes.
@@ -79,14 +80,13 @@ def interrupt_at(deadline: float | None) -> Iterator[None]:
         logging.getLogger(name).addFilter(quiet)
     thread_id = threading.get_ident()
     lock = threading.Lock()
-    state = {"armed": True, "fired": False}
+    state = {"armed": True}
 
     def fire() -> None:
         while True:
             with lock:
                 if not state["armed"]:
                     return
-                state["fired"] = True
                 _request(thread_id, TimeUp)
             # an exception raised inside a finaliser is lost ("Exception ignored in ..."):
             # ask again until the block has ended
@@ -100,14 +100,15 @@ def interrupt_at(deadline: float | None) -> Iterator[None]:
         timer.start()  # inside the try: a request landing right after the start is disarmed
         yield
     finally:
-        while True:  # disarm; a request arriving meanwhile is dropped (the block has ended)
+        # First statement, no call before it: from here on the timer asks no more (it reads
+        # the flag under the lock), so at most one request is still in flight.
+        state["armed"] = False
+        while True:
             try:
-                with lock:
-                    state["armed"] = False
-                    if state["fired"]:
-                        _request(thread_id, None)  # not delivered yet: it must not leak out
+                with lock:  # waits out a request being made, then withdraws it if undelivered
+                    _request(thread_id, None)
                 break
-            except TimeUp:
+            except TimeUp:  # delivered first: the block has ended, drop it (no other follows)
                 continue
         timer.cancel()
         if collecting:
