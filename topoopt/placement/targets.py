@@ -469,9 +469,13 @@ class CountingBound:
         one per ``a``)."""
         inst = self.instance
         max_a, max_b = size_a - 1, size_b - 1
-        table = np.full((size_a, size_b), -np.inf)
+        # Every value is an integer of magnitude at most the larger of the free nodes and
+        # cols * size_a: single precision holds it exactly below 2**24 and halves the traffic.
+        largest = max(sum(inst.capacities), inst.cols * size_a)
+        dtype = np.float32 if 2 * largest < 2**24 else np.float64
+        table = np.full((size_a, size_b), -np.inf, dtype=dtype)
         table[0, 0] = 0.0
-        index = np.arange(size_a, dtype=float)[:, None]
+        index = np.arange(size_a, dtype=dtype)[:, None]
         for free in inst.capacities:
             if self.expired():
                 self.interrupted = True
@@ -556,9 +560,8 @@ def _window_max(values: np.ndarray, length: int) -> np.ndarray:
     span = 1
     while span < length:
         step = min(span, length - span)  # windows of span and step overlap into span + step
-        shifted = np.full_like(out, -np.inf)
-        shifted[step:] = out[:-step]
-        np.maximum(out, shifted, out=out)
+        # out[i] for i < step keeps its window; numpy buffers the overlapping operands
+        np.maximum(out[step:], out[:-step], out=out[step:])
         span += step
     return out
 
