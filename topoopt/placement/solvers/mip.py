@@ -313,52 +313,56 @@ class ExactMipSolver(MipSolver):
                     if pair.max_dp_use == 1
                     else build.monochrome_rows(pair.max_dp_use)
                 )
-            elif not counting.allows(pair.max_dp_use, pair.max_pp_use):
+            elif not counting.lagrangian.allows(pair.max_dp_use, pair.max_pp_use):
                 decided["counting bound"] += 1
                 continue
-            elif counting.interrupted:
-                return give_up(pair)
-            elif sides.refutes(pair.max_dp_use, pair.max_pp_use):
-                decided["one side"] += 1
-                continue
             else:
+                # block design first: milliseconds, where the counting table can take a second
                 found = build.block_design(pair.max_dp_use, pair.max_pp_use, out_of_time)
                 if build.interrupted:
                     return give_up(pair)
                 if found is not None:
                     decided["block design"] += 1
+                elif not counting.allows(pair.max_dp_use, pair.max_pp_use):
+                    decided["counting bound"] += 1
+                    continue
+                elif counting.interrupted:
+                    return give_up(pair)
+                elif sides.refutes(pair.max_dp_use, pair.max_pp_use):
+                    decided["one side"] += 1
+                    continue
                 else:
                     found = build.guillotine(pair.max_dp_use, pair.max_pp_use, out_of_time)
                     if build.interrupted:
                         return give_up(pair)
                     if found is not None:
                         decided["guillotine"] += 1
-                if found is None and not out_of_time():
-                    found = sides.construct(pair.max_dp_use, pair.max_pp_use)
-                    if found is not None:
-                        decided["one side"] += 1
-                narrow: Placement | Literal[False] | None = None
-                if found is None:
-                    narrow = decide_narrow(
-                        instance, pair.max_dp_use, pair.max_pp_use, narrow_stop, narrow_seconds
-                    )
-                if narrow is False:
-                    decided["narrow test"] += 1
-                    continue
-                if narrow is not None:
-                    decided["narrow test"] += 1
-                    found = narrow
-                elif found is None:
-                    if out_of_time():
-                        return give_up(pair)
-                    skip = self._cannot_build(instance, ctx)
-                    if skip is not None:
-                        return give_up(pair, skip[1], skip[0])
-                    decided["MIP"] += 1
-                    found, termination, spent = self._feasibility(instance, ctx, pair)
-                    solve_s += spent
-                    if found is None and termination is not TerminationReason.INFEASIBLE:
-                        return give_up(pair)
+                    if found is None and not out_of_time():
+                        found = sides.construct(pair.max_dp_use, pair.max_pp_use)
+                        if found is not None:
+                            decided["one side"] += 1
+                    narrow: Placement | Literal[False] | None = None
+                    if found is None:
+                        narrow = decide_narrow(
+                            instance, pair.max_dp_use, pair.max_pp_use, narrow_stop, narrow_seconds
+                        )
+                    if narrow is False:
+                        decided["narrow test"] += 1
+                        continue
+                    if narrow is not None:
+                        decided["narrow test"] += 1
+                        found = narrow
+                    elif found is None:
+                        if out_of_time():
+                            return give_up(pair)
+                        skip = self._cannot_build(instance, ctx)
+                        if skip is not None:
+                            return give_up(pair, skip[1], skip[0])
+                        decided["MIP"] += 1
+                        found, termination, spent = self._feasibility(instance, ctx, pair)
+                        solve_s += spent
+                        if found is None and termination is not TerminationReason.INFEASIBLE:
+                            return give_up(pair)
             if found is not None:
                 return Attempt(
                     solution=found,
