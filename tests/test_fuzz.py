@@ -17,7 +17,7 @@ from topoopt.testing.fuzz import check_file, check_results_file, instance_files,
 
 FAMILIES = topoopt.families()
 LONG_RUN = 10_000
-LONG_RUN_TIMEOUT_S = 3 * 3600  # the long runs take minutes each; the default 600 s is for the rest
+LONG_RUN_TIMEOUT_S = 3 * 3600  # the long runs take minutes each; the default 300 s is for the rest
 
 
 def _count(strategy: st.SearchStrategy[Any], examples: int, check: Any) -> Counter[str]:
