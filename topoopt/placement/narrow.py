@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from math import comb
@@ -223,8 +224,9 @@ class NarrowPair:
     def search_joint(
         self, time_limit: float = math.inf
     ) -> tuple[tuple[int, ...], list[int]] | Literal[False] | None:
-        """``(z, p)`` of a feasible point, ``False`` when there is none, ``None`` when HiGHS
-        did not decide within ``time_limit`` seconds: one integer programme over ``z`` and
+        """``(z, p)`` of a feasible point, ``False`` when there is none, ``None`` when SCIP
+        did not decide within ``time_limit`` seconds (building the programme included): one
+        integer programme over ``z`` and
         ``p`` together instead of one per ``z`` (see "Narrow pairs" in ``docs/placement.md``).
 
         Variables: the counts ``z_Z``, the miss counts ``N_j``, the counts ``p_e`` of every
@@ -237,6 +239,7 @@ class NarrowPair:
         interchangeable, so their ``N`` is ordered. Solved by SCIP (see
         :meth:`SparseMilp._solve_scip <topoopt.placement._milp.SparseMilp._solve_scip>`).
         """
+        started = time.perf_counter()
         m, length, n_p = self.m, self.length, self.n_narrow
         loops: list[tuple[int, ...]] = [(j,) for j in range(m)]
         edges: list[tuple[int, ...]] = list(itertools.combinations(range(m), 2))
@@ -282,7 +285,10 @@ class NarrowPair:
         for members in classes.values():
             for a, b in itertools.pairwise(members):
                 milp.row({miss[a]: 1, miss[b]: -1}, lower=0)
-        status, values = milp.solve(time_limit, backend="scip")
+        left = time_limit - (time.perf_counter() - started)
+        if left <= 0:
+            return None
+        status, values = milp.solve(left, backend="scip")
         if status == "infeasible":
             return False
         if status == "unknown":

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,6 +57,7 @@ ISOLATE_ASSIGNMENTS = 2_000
 child process ended at the deadline (see :meth:`ExactMipSolver._feasibility`)."""
 
 CHILD_STOP_S = 0.2
+"""Seconds kept for killing a child process and reading its answer."""
 
 IN_PROCESS_TRY_S = 0.5
 """Time limit of the in-process try of a small feasibility MIP (see
@@ -65,7 +67,16 @@ COMBINATORIAL_SHARE = 0.75
 """Share of the time left (after the wrap-up reserve) one integer programme of the narrow test
 or the one-sided packing may take; the rest stays for the feasibility MIP of the pair or,
 when a model overruns, for the constructive incumbent."""
-"""Seconds kept for killing a child process and reading its answer."""
+
+LOOK_AHEAD_SHARE = 0.2
+"""Share of the time limit the walk over pairs leaves for its incumbent when it stops at a
+pair it cannot decide: the pairs after it are then tried with the one-sided construction and
+the narrow test as well, not only with the millisecond constructions."""
+
+LOOK_AHEAD_PART = 0.5
+"""Share of the time left one integer programme of the look-ahead may take (less than
+:data:`COMBINATORIAL_SHARE`: the look-ahead's last programme has nothing after it to absorb
+its overrun of model building and teardown)."""
 
 EXACT_S_PER_ASSIGNMENT = 2e-4
 """Measured seconds to build an exact model and hand it to HiGHS, per assignment variable."""
@@ -263,22 +274,13 @@ class ExactMipSolver(MipSolver):
         return found, TerminationReason(termination), spent
 
     def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
-        out_of_time = deadline(ctx, instance)
+        walk = ctx  # the walk over pairs stops early enough to leave the look-ahead its share
+        if ctx.time_limit is not None:
+            walk = dataclasses.replace(ctx, time_limit=(1 - LOOK_AHEAD_SHARE) * ctx.time_limit)
+        out_of_time = deadline(walk, instance)
         build = Constructions(instance)
         counting = CountingBound(instance, out_of_time)
-        if ctx.time_limit is None:
-            narrow_stop = out_of_time
-
-            def narrow_seconds() -> float:
-                return math.inf
-        else:  # leave the constructive incumbent time to walk the pairs once more
-            keep = WRAP_UP_S_PER_NODE * instance.n_nodes + CHILD_STOP_S
-
-            def narrow_stop() -> bool:
-                return ctx.time_left() <= keep
-
-            def narrow_seconds() -> float:
-                return COMBINATORIAL_SHARE * (ctx.time_left() - keep)
+        narrow_stop, narrow_seconds = _combinatorial_budget(instance, walk)
 
         sides = Sides(instance, narrow_seconds)
         decided = {
@@ -293,8 +295,13 @@ class ExactMipSolver(MipSolver):
         build_s = solve_s = 0.0
 
         def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
+            late_stop, late_seconds = _combinatorial_budget(instance, ctx, LOOK_AHEAD_PART)
+            counting.expired, sides.seconds = deadline(ctx, instance), late_seconds
+            look_ahead = _look_ahead(instance, counting, sides, late_stop, late_seconds)
             return Attempt(
-                solution=_constructive_incumbent(instance, out_of_time, build, after=pair),
+                solution=_constructive_incumbent(
+                    instance, deadline(ctx, instance), build, after=pair, look_ahead=look_ahead
+                ),
                 termination=how or TerminationReason.TIME_LIMIT,
                 bound=pair.score,
                 build_s=build_s,
@@ -355,11 +362,11 @@ class ExactMipSolver(MipSolver):
                     elif found is None:
                         if out_of_time():
                             return give_up(pair)
-                        skip = self._cannot_build(instance, ctx)
+                        skip = self._cannot_build(instance, walk)
                         if skip is not None:
                             return give_up(pair, skip[1], skip[0])
                         decided["MIP"] += 1
-                        found, termination, spent = self._feasibility(instance, ctx, pair)
+                        found, termination, spent = self._feasibility(instance, walk, pair)
                         solve_s += spent
                         if found is None and termination is not TerminationReason.INFEASIBLE:
                             return give_up(pair)
@@ -377,6 +384,47 @@ class ExactMipSolver(MipSolver):
         raise AssertionError("the pair (min(rows, M), min(cols, M)) is always feasible")
 
 
+def _look_ahead(
+    instance: PlacementInstance,
+    counting: CountingBound,
+    sides: Sides,
+    stop: Expired,
+    seconds: Callable[[], float],
+) -> Callable[[int, int], Placement | None]:
+    """The look-ahead of :func:`_constructive_incumbent`: a placement of the pair ``(A, B)``
+    by the one-sided construction or, for a pair with a 2, the narrow test, or ``None``
+    (the counting bound refutes it, or neither realises it in time)."""
+
+    def realise(a: int, b: int) -> Placement | None:
+        if not counting.allows(a, b):
+            return None
+        found = sides.construct(a, b)
+        if found is None and 2 in (a, b):
+            found = decide_narrow(instance, a, b, stop, seconds) or None
+        return found
+
+    return realise
+
+
+def _combinatorial_budget(
+    instance: PlacementInstance, ctx: SolveContext, share: float = COMBINATORIAL_SHARE
+) -> tuple[Expired, Callable[[], float]]:
+    """When the narrow test must stop, and the seconds one of its (or the one-sided
+    packing's) integer programmes may take: ``share`` of the time left after the reserve for
+    walking the pairs once more (no limit without a time limit)."""
+    if ctx.time_limit is None:
+        return _never, lambda: math.inf
+    keep = WRAP_UP_S_PER_NODE * instance.n_nodes + CHILD_STOP_S
+
+    def stop() -> bool:
+        return ctx.time_left() <= keep
+
+    def seconds() -> float:
+        return share * (ctx.time_left() - keep)
+
+    return stop, seconds
+
+
 def _tally(decided: dict[str, int]) -> str:
     return "pairs decided by " + ", ".join(f"{k}: {v}" for k, v in decided.items())
 
@@ -386,10 +434,14 @@ def _constructive_incumbent(
     out_of_time: Expired | None = None,
     build: Constructions | None = None,
     after: TargetPair | None = None,
+    look_ahead: Callable[[int, int], Placement | None] | None = None,
 ) -> Placement:
     """Best of the closed-form and block constructions for the lowest-scoring pair any of them
     realises, and of GPU packing (which always succeeds). With ``after``, the walk starts
-    after that pair (the decomposition already tried the constructions up to it).
+    after that pair (the decomposition already tried the constructions up to it). With
+    ``look_ahead`` (the decomposition's one-sided construction and narrow test), the pairs
+    between ``after`` and the incumbent's score are then given to it in order, and the first
+    placement it returns replaces the incumbent.
 
     With ``out_of_time``, the walk over pairs stops when it says so and the best placement so
     far is returned, after adding the closed forms with the fewest minipods per row
@@ -398,12 +450,7 @@ def _constructive_incumbent(
     build = build or Constructions(instance)
     candidates = [fill_in_rank_order(instance, packing_pods(instance))]
     realised = False
-    pairs = iter_target_pairs(instance)
-    if after is not None:
-        for pair in pairs:
-            if (pair.max_dp_use, pair.max_pp_use) == (after.max_dp_use, after.max_pp_use):
-                break
-    for pair in pairs:
+    for pair in _pairs_after(instance, after):
         if out_of_time is not None and out_of_time():
             break
         a, b = pair.max_dp_use, pair.max_pp_use
@@ -420,7 +467,19 @@ def _constructive_incumbent(
             break
     if not realised and out_of_time is not None:
         candidates += _fewest_closed_forms(instance, build)
-    return min(candidates, key=lambda p: evaluate(instance, p))
+    best = min(candidates, key=lambda p: evaluate(instance, p))
+    if look_ahead is None:
+        return best
+    # Second pass, only over the pairs that would beat the incumbent: never worse than it.
+    best_score = evaluate(instance, best)
+    for pair in _pairs_after(instance, after):
+        if pair.score >= best_score or (out_of_time is not None and out_of_time()):
+            break
+        if pair.max_dp_use > 1 and pair.max_pp_use > 1:
+            found = look_ahead(pair.max_dp_use, pair.max_pp_use)
+            if found is not None:
+                return found
+    return best
 
 
 def _fewest_closed_forms(instance: PlacementInstance, build: Constructions) -> list[Placement]:
@@ -438,6 +497,16 @@ def _fewest_closed_forms(instance: PlacementInstance, build: Constructions) -> l
             if found is not None:
                 out.append(found)
     return out
+
+
+def _pairs_after(instance: PlacementInstance, after: TargetPair | None) -> Iterator[TargetPair]:
+    """The target pairs in score order, from the one after ``after`` (all without it)."""
+    pairs = iter_target_pairs(instance)
+    if after is not None:
+        for pair in pairs:
+            if (pair.max_dp_use, pair.max_pp_use) == (after.max_dp_use, after.max_pp_use):
+                break
+    return pairs
 
 
 def _never() -> bool:
