@@ -297,6 +297,7 @@ class ExactMipSolver(MipSolver):
         def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
             late_stop, late_seconds = _combinatorial_budget(instance, ctx, LOOK_AHEAD_PART)
             counting.expired, sides.seconds = deadline(ctx, instance), late_seconds
+            build.interrupted = False  # stopped by the walk's deadline, not by the limit's
             look_ahead = _look_ahead(instance, counting, sides, late_stop, late_seconds)
             return Attempt(
                 solution=_constructive_incumbent(
