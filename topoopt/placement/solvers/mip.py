@@ -298,7 +298,11 @@ class ExactMipSolver(MipSolver):
             late_stop, late_seconds = _combinatorial_budget(instance, ctx, LOOK_AHEAD_PART)
             counting.expired, sides.seconds = deadline(ctx, instance), late_seconds
             build.interrupted = False  # stopped by the walk's deadline, not by the limit's
-            look_ahead = _look_ahead(instance, counting, sides, late_stop, late_seconds)
+            look_ahead = (  # without a time limit it would have no bound on its time
+                None
+                if ctx.time_limit is None
+                else _look_ahead(instance, counting, sides, late_stop, late_seconds)
+            )
             return Attempt(
                 solution=_constructive_incumbent(
                     instance, deadline(ctx, instance), build, after=pair, look_ahead=look_ahead
