@@ -32,6 +32,23 @@ def small_instances(draw: st.DrawFn, max_cells: int = 8, max_pods: int = 4) -> P
     )
 
 
+@st.composite
+def tight_instances(
+    draw: st.DrawFn, max_cells: int = 30, max_rows: int = 8, any_alpha: bool = False
+) -> PlacementInstance:
+    """Jobs that fill their cluster exactly (2-5 minipods, at most ``max_cells`` cells):
+    where counting is weakest and the constructions miss feasible pairs. Alpha 0.5, or any
+    of 0.1 ... 0.9 with ``any_alpha``."""
+    rows = draw(st.integers(2, max_rows))
+    cols = draw(st.integers(2, max_cells // rows))
+    n_pods = draw(st.integers(2, 5))
+    cuts = sorted(draw(st.lists(st.integers(0, rows * cols), min_size=n_pods - 1,
+                                max_size=n_pods - 1)))  # fmt: skip
+    free = [b - a for a, b in zip([0, *cuts], [*cuts, rows * cols], strict=True)]
+    alpha = draw(st.integers(1, 9)) / 10 if any_alpha else 0.5
+    return PlacementInstance("tight", free, dp=rows, tp=8, pp=cols, alpha=alpha)
+
+
 NAMES = st.text(min_size=1, max_size=6)
 """Names: any non-empty text (unicode, spaces, quotes, ...); shrinks towards ``"0"``."""
 

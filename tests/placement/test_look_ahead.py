@@ -15,7 +15,7 @@ from topoopt.placement.solution import Placement, evaluate
 from topoopt.placement.solvers.mip import _constructive_incumbent, _look_ahead
 from topoopt.placement.targets import CountingBound, iter_target_pairs
 
-from .strategies import small_instances
+from .strategies import small_instances, tight_instances
 
 
 def _placement_by_search(
@@ -51,22 +51,14 @@ def _placement_by_search(
     return Placement.from_rows(matrix) if go(0) else None
 
 
-@st.composite
-def tight_instances(draw: st.DrawFn) -> PlacementInstance:
-    """Jobs that fill their cluster exactly (up to 16 cells, 2-5 minipods): there the
-    millisecond constructions often miss feasible pairs."""
-    rows = draw(st.integers(2, 6))
-    cols = draw(st.integers(2, 16 // rows))
-    n_pods = draw(st.integers(2, 5))
-    cuts = sorted(draw(st.lists(st.integers(0, rows * cols), min_size=n_pods - 1,
-                                max_size=n_pods - 1)))  # fmt: skip
-    free = [b - a for a, b in zip([0, *cuts], [*cuts, rows * cols], strict=True)]
-    alpha = draw(st.integers(1, 9)) / 10
-    return PlacementInstance("tight", free, dp=rows, tp=8, pp=cols, alpha=alpha)
-
-
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(small_instances(max_cells=9, max_pods=4), tight_instances()), st.integers(0, 30))
+@given(
+    st.one_of(
+        small_instances(max_cells=9, max_pods=4),
+        tight_instances(max_cells=16, max_rows=6, any_alpha=True),
+    ),
+    st.integers(0, 30),
+)
 def test_look_ahead_never_worse_and_reaches_the_first_feasible_pair(instance, stop_at):
     pairs = list(iter_target_pairs(instance))
     after = pairs[stop_at % len(pairs)]

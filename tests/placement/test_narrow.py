@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import topoopt
 from topoopt.core.mip import solve_model
@@ -17,7 +16,7 @@ from topoopt.placement.instance import Minipod
 from topoopt.placement.narrow import MAX_JOINT_PODS, decide, orientations
 from topoopt.placement.solution import Placement
 
-from .strategies import small_instances
+from .strategies import small_instances, tight_instances
 
 
 def _feasible_by_search(instance: PlacementInstance, max_dp_use: int, max_pp_use: int) -> bool:
@@ -95,18 +94,6 @@ def test_a_tight_pair_the_counting_bound_admits_is_refuted():
         dp=54, tp=8, pp=11, alpha=0.07,
     )  # fmt: skip
     assert decide(inst, 2, 2) is False
-
-
-@st.composite
-def tight_instances(draw: st.DrawFn) -> PlacementInstance:
-    """Clusters that the job fills exactly (where counting is weakest), up to 30 cells."""
-    rows = draw(st.integers(2, 8))
-    cols = draw(st.integers(2, 30 // rows))
-    n_pods = draw(st.integers(2, 5))
-    cuts = sorted(draw(st.lists(st.integers(0, rows * cols), min_size=n_pods - 1,
-                                max_size=n_pods - 1)))  # fmt: skip
-    free = [b - a for a, b in zip([0, *cuts], [*cuts, rows * cols], strict=True)]
-    return PlacementInstance("tight", free, dp=rows, tp=8, pp=cols, alpha=0.5)
 
 
 @settings(max_examples=25, deadline=None)
