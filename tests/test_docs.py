@@ -20,12 +20,10 @@ checkout. One test per (file, block), with ids such as ``docs/gpuselect.md[2]-py
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,8 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from topoopt.bench.supervisor import _kill_group  # the benchmark's own group kill
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -216,13 +216,6 @@ def outcomes(relative: str) -> dict[int, dict[str, Any]]:
             detail = f"{why} {where}:\n{output}"
             found[block.index] = {**asdict(block), "status": "failed", "detail": detail}
     return found
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the runner's process group (whatever is still in it) and reap the runner."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def _all_blocks() -> list[Block]:

@@ -139,7 +139,7 @@ class Constructions:
         self.caps = instance.capacities
         self._orders: dict[int, tuple[list[int], list[int]]] = {}
         self.tried: set[tuple[int, int]] = set()  # block designs known to fail
-        self.interrupted = False
+        self.interrupted = False  # whether expired() stopped the last design or cut
 
     def _groups_order(self, group_size: int) -> tuple[list[int], list[int]]:
         """Minipods by decreasing ``free // group_size`` (ties by index) and the prefix sums
@@ -183,11 +183,13 @@ class Constructions:
     def block_design(
         self, max_dp_use: int, max_pp_use: int, expired: Expired = _never
     ) -> Placement | None:
-        """See :func:`block_design`; sets :attr:`interrupted` when ``expired()`` stops it.
+        """See :func:`block_design`; :attr:`interrupted` says whether ``expired()`` stopped
+        this call.
 
         Designs ``(p, q)`` that failed before are not tried again (the outcome of a design
         depends only on ``p`` and ``q``), so a walk over target pairs tries each at most once.
         """
+        self.interrupted = False
         inst = self.instance
         rows, cols = inst.rows, inst.cols
         largest = self._by_free[-1][0]
@@ -240,7 +242,9 @@ class Constructions:
         self, max_dp_use: int, max_pp_use: int, expired: Expired = _never
     ) -> Placement | None:
         """See :func:`guillotine`; only the ``A * B`` largest minipods take part (no more
-        can be used), so a try costs ``O(A * B * log(A * B))`` per band whatever ``M``."""
+        can be used), so a try costs ``O(A * B * log(A * B))`` per band whatever ``M``.
+        :attr:`interrupted` says whether ``expired()`` stopped this call."""
+        self.interrupted = False
         inst = self.instance
         for transpose in (False, True):
             length, width = (inst.cols, inst.rows) if transpose else (inst.rows, inst.cols)

@@ -297,7 +297,6 @@ class ExactMipSolver(MipSolver):
         def give_up(pair: TargetPair, why: str = "time limit", how: Any = None) -> Attempt:
             late_stop, late_seconds = _combinatorial_budget(instance, ctx, LOOK_AHEAD_PART)
             counting.expired, sides.seconds = deadline(ctx, instance), late_seconds
-            build.interrupted = False  # stopped by the walk's deadline, not by the limit's
             look_ahead = (  # without a time limit it would have no bound on its time
                 None
                 if ctx.time_limit is None
