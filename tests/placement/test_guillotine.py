@@ -31,3 +31,17 @@ def test_guillotine_cuts_bands_unlike_a_block_design():
     inst = PlacementInstance("g", [3, 3, 1, 1], dp=2, tp=8, pp=4, alpha=0.5)
     found = guillotine(inst, 2, 2)
     assert found is not None and check(inst, found) == []
+
+
+def test_best_fit_strips_keep_the_large_minipods_for_the_next_band():
+    """Columns in two bands of two, rows in two strips per band, on free nodes 132, 131, 129
+    and 124 (the scale benchmark's ``m32-f2048-128x4``, reduced to its four largest
+    minipods): widest-first strips give the first band 66 + 65 rows and leave 64 + 62 < 128
+    for the second; the best fit takes 66 + 62, then 65 + 64."""
+    from topoopt.placement import PlacementInstance
+
+    inst = PlacementInstance("bands", [132, 131, 129, 124], dp=128, tp=8, pp=4, alpha=0.7)
+    found = guillotine(inst, 2, 2)
+    assert found is not None and check(inst, found) == []
+    assert all(len(set(col)) <= 2 for col in found.columns())
+    assert all(len(set(row)) <= 2 for row in found.matrix)

@@ -251,11 +251,12 @@ class Constructions:
             groups, strips = (max_pp_use, max_dp_use) if transpose else (max_dp_use, max_pp_use)
             largest = sorted(self._by_free[-groups * strips :], key=lambda fj: (-fj[0], fj[1]))
             pods = [j for _, j in largest]
-            for sizes in _band_sizes(length, groups):
+            for sizes, best_fit in itertools.product(_band_sizes(length, groups), (False, True)):
                 if expired():
                     self.interrupted = True
                     return None
-                cut = _guillotine([f for f, _ in largest], length, width, groups, strips, sizes)
+                caps = [f for f, _ in largest]
+                cut = _guillotine(caps, length, width, groups, strips, sizes, best_fit)
                 if cut is None:
                     continue
                 matrix = [[-1] * width for _ in range(length)]
@@ -307,14 +308,16 @@ def _guillotine(
     groups: int,
     strips: int,
     sizes: str | tuple[int, ...],
+    best_fit: bool = False,
 ) -> list[tuple[int, list[tuple[int, int]]]] | None:
     """Cut ``length`` lines of ``width`` cells into at most ``groups`` bands of consecutive
     lines, each band into at most ``strips`` strips (consecutive positions, every line of the
     band alike), each strip whole in one minipod. The band sizes are ``sizes`` (a partition
     of ``length``) or greedy: each band takes the most lines the ``strips`` largest free
     capacities hold (``"balanced"``: at most an even share of the lines left); the strips of a
-    band are the widest the ``strips`` largest free capacities allow.
-    ``[(lines, [(width, pod), ...])]`` or ``None``."""
+    band are the widest the ``strips`` largest free capacities allow, or with ``best_fit``
+    the band's last strip goes to the fewest free nodes that complete it (see
+    :func:`_strips`). ``[(lines, [(width, pod), ...])]`` or ``None``."""
     out: list[tuple[int, list[tuple[int, int]]]] = []
     left = length
     for g in range(groups):
@@ -327,7 +330,7 @@ def _guillotine(
             top = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[:strips]
             if sum(min(caps[j] // size, width) for j in top) < width:
                 return None
-            out.append((size, _strips(caps, top, size, width)))
+            out.append((size, _strips(caps, top, size, width, best_fit)))
             left -= size
             continue
         top = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[:strips]
@@ -345,18 +348,36 @@ def _guillotine(
             else:
                 hi = mid - 1
         size = min(lo, -(-left // (groups - g))) if sizes == "balanced" else lo
-        out.append((size, _strips(caps, top, size, width)))
+        out.append((size, _strips(caps, top, size, width, best_fit)))
         left -= size
     return out if not left else None
 
 
-def _strips(caps: list[int], top: list[int], size: int, width: int) -> list[tuple[int, int]]:
+def _strips(
+    caps: list[int], top: list[int], size: int, width: int, best_fit: bool = False
+) -> list[tuple[int, int]]:
     """Strips of a band of ``size`` lines over the minipods ``top`` (which hold it), widest
-    first; takes their nodes from ``caps``."""
+    first; takes their nodes from ``caps``.
+
+    With ``best_fit``, as soon as one minipod of ``caps`` holds the rest of the band alone,
+    the one with the fewest free nodes that does takes it (it never needs more strips than
+    widest first, and it keeps the larger minipods for the bands after). Example: bands of
+    2 lines, 2 strips each, 128 wide, on free nodes 132, 131, 129 and 124: widest first
+    gives the first band 66 + 65 and leaves 64 + 62 < 128 for the second; best fit gives it
+    66 + 62 and the second 65 + 64.
+    """
     pieces = []
     done = 0
     for j in top:
-        w = min(caps[j] // size, width - done)
+        rest = width - done
+        if best_fit:
+            fitting = [k for k, f in enumerate(caps) if f // size >= rest]
+            if fitting:
+                k = min(fitting, key=lambda k: (caps[k], k))
+                pieces.append((rest, k))
+                caps[k] -= rest * size
+                return pieces
+        w = min(caps[j] // size, rest)
         if w:
             pieces.append((w, j))
             caps[j] -= w * size
