@@ -45,6 +45,7 @@ from topoopt.placement.targets import (
     TargetPair,
     iter_target_pairs,
 )
+from topoopt.placement.typed import decide as decide_typed
 
 UNITS = ("pp", "dp")
 """Scheduling units of the coarse model (``topoopt.placement.formulations.coarse.UNITS``)."""
@@ -290,6 +291,7 @@ class ExactMipSolver(MipSolver):
             "guillotine": 0,
             "one side": 0,
             "narrow test": 0,
+            "group types": 0,
             "MIP": 0,
         }
         build_s = solve_s = 0.0
@@ -313,6 +315,31 @@ class ExactMipSolver(MipSolver):
                 message=f"{why} while deciding A={pair.max_dp_use}, B={pair.max_pp_use}; "
                 + _tally(decided),
             )
+
+        def after_counting(a: int, b: int) -> tuple[str, Placement | Literal[False] | None]:
+            """The constructions and exact tests of a pair the counting bound admits, cheapest
+            first: what decided it ("" when none did, "time limit" when the walk must stop)
+            and the outcome (a placement, ``False`` for infeasible, ``None``)."""
+            found = build.guillotine(a, b, out_of_time)
+            if build.interrupted:
+                return "time limit", None
+            if found is not None:
+                return "guillotine", found
+            if out_of_time():
+                return "time limit", None
+            found = sides.construct(a, b)
+            if found is not None:
+                return "one side", found
+            narrow = decide_narrow(instance, a, b, narrow_stop, narrow_seconds)
+            if narrow is not None:
+                return "narrow test", narrow
+            if out_of_time():
+                return "time limit", None
+            if 2 not in (a, b):  # the narrow test is the exact test of the others
+                typed = decide_typed(instance, a, b, narrow_seconds())
+                if typed is not None:
+                    return "group types", typed
+            return ("time limit" if out_of_time() else ""), None
 
         for pair in iter_target_pairs(instance):
             if out_of_time():
@@ -343,29 +370,15 @@ class ExactMipSolver(MipSolver):
                     decided["one side"] += 1
                     continue
                 else:
-                    found = build.guillotine(pair.max_dp_use, pair.max_pp_use, out_of_time)
-                    if build.interrupted:
+                    how, outcome = after_counting(pair.max_dp_use, pair.max_pp_use)
+                    if how == "time limit":
                         return give_up(pair)
-                    if found is not None:
-                        decided["guillotine"] += 1
-                    if found is None and not out_of_time():
-                        found = sides.construct(pair.max_dp_use, pair.max_pp_use)
-                        if found is not None:
-                            decided["one side"] += 1
-                    narrow: Placement | Literal[False] | None = None
-                    if found is None:
-                        narrow = decide_narrow(
-                            instance, pair.max_dp_use, pair.max_pp_use, narrow_stop, narrow_seconds
-                        )
-                    if narrow is False:
-                        decided["narrow test"] += 1
+                    if how:
+                        decided[how] += 1
+                    if outcome is False:
                         continue
-                    if narrow is not None:
-                        decided["narrow test"] += 1
-                        found = narrow
-                    elif found is None:
-                        if out_of_time():
-                            return give_up(pair)
+                    found = outcome
+                    if found is None:
                         skip = self._cannot_build(instance, walk)
                         if skip is not None:
                             return give_up(pair, skip[1], skip[0])
@@ -396,8 +409,9 @@ def _look_ahead(
     seconds: Callable[[], float],
 ) -> Callable[[int, int], Placement | None]:
     """The look-ahead of :func:`_constructive_incumbent`: a placement of the pair ``(A, B)``
-    by the one-sided construction or, for a pair with a 2, the narrow test, or ``None``
-    (the counting bound refutes it, or neither realises it in time)."""
+    by the one-sided construction, then the narrow test for a pair with a 2 and the group-type
+    programme for the others, or ``None`` (the counting bound refutes it, or none realises it
+    in time)."""
 
     def realise(a: int, b: int) -> Placement | None:
         if not counting.allows(a, b):
@@ -405,6 +419,8 @@ def _look_ahead(
         found = sides.construct(a, b)
         if found is None and 2 in (a, b):
             found = decide_narrow(instance, a, b, stop, seconds) or None
+        elif found is None and not stop():
+            found = decide_typed(instance, a, b, seconds()) or None
         return found
 
     return realise
