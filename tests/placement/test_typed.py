@@ -19,7 +19,7 @@ from .strategies import small_instances, tight_instances
 from .test_narrow import _feasible_by_search, _within
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(small_instances(max_cells=10, max_pods=5))
 def test_both_orientations_equal_a_complete_search(instance):
     for a in range(1, min(instance.rows, instance.n_minipods) + 1):
@@ -35,7 +35,7 @@ def test_both_orientations_equal_a_complete_search(instance):
                     assert check(instance, placement) == [] and _within(placement, a, b)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(tight_instances())
 def test_decide_equals_the_feasibility_mip_on_tight_instances(instance):
     """Clusters the job fills exactly, pairs with both targets at least 2."""
