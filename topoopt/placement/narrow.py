@@ -40,7 +40,7 @@ from typing import Literal
 
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement, check
+from topoopt.placement.solution import Placement, within_targets
 
 MAX_PODS = 10
 """Most minipods with free nodes :func:`decide` looks at (its Hall inequalities are
@@ -427,16 +427,6 @@ def orientations(
     return sorted(out, key=lambda model: model.work)
 
 
-def _within(instance: PlacementInstance, placement: Placement, a: int, b: int) -> bool:
-    """Whether ``placement`` is feasible with every column on at most ``a`` minipods and
-    every row on at most ``b``."""
-    return (
-        not check(instance, placement)
-        and max(len(set(col)) for col in placement.columns()) <= a
-        and max(len(set(row)) for row in placement.matrix) <= b
-    )
-
-
 def decide(
     instance: PlacementInstance,
     max_dp_use: int,
@@ -476,7 +466,7 @@ def decide(
         if found is False:
             return False
         placement = model.placement(instance, *found)
-        if _within(instance, placement, max_dp_use, max_pp_use):
+        if within_targets(instance, placement, max_dp_use, max_pp_use):
             return placement
     for model in sorted(models, key=lambda model: model.joint_size):
         if model.joint_size > MAX_JOINT_SIZE or expired():
@@ -486,6 +476,6 @@ def decide(
             return False
         if joint is not None:
             placement = model.placement(instance, *joint)
-            if _within(instance, placement, max_dp_use, max_pp_use):
+            if within_targets(instance, placement, max_dp_use, max_pp_use):
                 return placement
     return None

@@ -150,6 +150,29 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
     return problems
 
 
+def within_targets(
+    instance: PlacementInstance, placement: Placement, max_dp_use: int, max_pp_use: int
+) -> bool:
+    """Whether ``placement`` is feasible (:func:`check`) with every column touching at most
+    ``max_dp_use`` minipods and every row at most ``max_pp_use``: it realises the target pair
+    ``(A, B)`` of the exact solver's decomposition (``docs/placement.md``).
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> inst = PlacementInstance("x", (Minipod("a", 2), Minipod("b", 2)), dp=2, tp=8, pp=2,
+    ...                          alpha=0.5)
+    >>> placement = Placement(((0, 0), (1, 1)))  # rows whole, columns on both minipods
+    >>> within_targets(inst, placement, 2, 1), within_targets(inst, placement, 1, 2)
+    (True, False)
+    """
+    return (
+        not check(instance, placement)
+        and max(len(set(col)) for col in placement.columns()) <= max_dp_use
+        and max(len(set(row)) for row in placement.matrix) <= max_pp_use
+    )
+
+
 def _check_nodes(instance: PlacementInstance, placement: Placement) -> list[str]:
     """Rules of the node assignment: same shape as the matrix, each node a free node of its
     cell's minipod, no node twice (node names are distinct across the instance's leaves; the

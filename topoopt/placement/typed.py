@@ -40,7 +40,7 @@ from typing import Literal
 
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement, check
+from topoopt.placement.solution import Placement, within_targets
 
 MAX_TYPED_CELLS = 20_000
 """Most cell variables ``x[g, U, j]`` of a model :func:`decide` builds."""
@@ -213,10 +213,6 @@ def decide(
     if found is None or found is False:
         return found
     placement = model.placement(instance, *found)
-    if placement is None or check(instance, placement):
-        return None
-    if max(len(set(col)) for col in placement.columns()) > max_dp_use:
-        return None
-    if max(len(set(row)) for row in placement.matrix) > max_pp_use:
+    if placement is None or not within_targets(instance, placement, max_dp_use, max_pp_use):
         return None
     return placement
