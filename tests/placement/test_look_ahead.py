@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from topoopt.placement import PlacementInstance, check
 from topoopt.placement.sides import Sides
 from topoopt.placement.solution import Placement, evaluate
-from topoopt.placement.solvers.mip import _constructive_incumbent, _look_ahead
+from topoopt.placement.solvers.mip import LookAhead, _constructive_incumbent, _look_ahead
 from topoopt.placement.targets import CountingBound, iter_target_pairs
 
 from .strategies import small_instances, tight_instances
@@ -51,6 +51,10 @@ def _placement_by_search(
     return Placement.from_rows(matrix) if go(0) else None
 
 
+def _nothing(a: int, b: int) -> None:
+    return None
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.one_of(
@@ -58,8 +62,11 @@ def _placement_by_search(
         tight_instances(max_cells=16, max_rows=6, any_alpha=True),
     ),
     st.integers(0, 30),
+    st.booleans(),
 )
-def test_look_ahead_never_worse_and_reaches_the_first_feasible_pair(instance, stop_at):
+def test_look_ahead_never_worse_and_reaches_the_first_feasible_pair(instance, stop_at, staged):
+    """The exact stage after an incomplete one (it realises only pairs with ``A >= B``, when
+    ``staged``) or after one that realises nothing."""
     pairs = list(iter_target_pairs(instance))
     after = pairs[stop_at % len(pairs)]
     asked: list[tuple[int, int]] = []
@@ -68,8 +75,12 @@ def test_look_ahead_never_worse_and_reaches_the_first_feasible_pair(instance, st
         asked.append((a, b))
         return _placement_by_search(instance, a, b)
 
+    def some_pairs(a: int, b: int) -> Placement | None:
+        return look_ahead(a, b) if a >= b else None
+
+    stages = LookAhead(some_pairs if staged else _nothing, look_ahead)
     plain = _constructive_incumbent(instance, after=after)
-    ahead = _constructive_incumbent(instance, after=after, look_ahead=look_ahead)
+    ahead = _constructive_incumbent(instance, after=after, look_ahead=stages)
     assert check(instance, ahead) == []
     assert evaluate(instance, ahead) <= evaluate(instance, plain) + 1e-9
     later = pairs[pairs.index(after) + 1 :]

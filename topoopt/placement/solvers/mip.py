@@ -17,6 +17,7 @@ limit and so do its counting relaxation and block designs.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import pickle
 import subprocess
@@ -25,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
@@ -401,29 +402,41 @@ class ExactMipSolver(MipSolver):
         raise AssertionError("the pair (min(rows, M), min(cols, M)) is always feasible")
 
 
+class LookAhead(NamedTuple):
+    """The two stages of the look-ahead of :func:`_constructive_incumbent`: each maps a pair
+    ``(A, B)`` to a placement realising it, or ``None``."""
+
+    construct: Callable[[int, int], Placement | None]
+    """Cheap and incomplete (the solver's: the one-sided construction)."""
+    decide: Callable[[int, int], Placement | None]
+    """Exact where it has the time (the solver's: the narrow test or the group-type
+    programme)."""
+
+
 def _look_ahead(
     instance: PlacementInstance,
     counting: CountingBound,
     sides: Sides,
     stop: Expired,
     seconds: Callable[[], float],
-) -> Callable[[int, int], Placement | None]:
-    """The look-ahead of :func:`_constructive_incumbent`: a placement of the pair ``(A, B)``
-    by the one-sided construction, then the narrow test for a pair with a 2 and the group-type
-    programme for the others, or ``None`` (the counting bound refutes it, or none realises it
-    in time)."""
+) -> LookAhead:
+    """The solver's look-ahead: the one-sided construction, then the narrow test for a pair
+    with a 2 and the group-type programme for the others; a stage returns ``None`` when the
+    counting bound refutes the pair or it does not realise it in time."""
 
-    def realise(a: int, b: int) -> Placement | None:
-        if not counting.allows(a, b):
+    def construct(a: int, b: int) -> Placement | None:
+        if stop() or not counting.allows(a, b):
             return None
-        found = sides.construct(a, b)
-        if found is None and 2 in (a, b):
-            found = decide_narrow(instance, a, b, stop, seconds) or None
-        elif found is None and not stop():
-            found = decide_typed(instance, a, b, seconds()) or None
-        return found
+        return sides.construct(a, b)
 
-    return realise
+    def decide(a: int, b: int) -> Placement | None:
+        if stop() or not counting.allows(a, b):
+            return None
+        if 2 in (a, b):
+            return decide_narrow(instance, a, b, stop, seconds) or None
+        return decide_typed(instance, a, b, seconds()) or None
+
+    return LookAhead(construct, decide)
 
 
 def _combinatorial_budget(
@@ -454,14 +467,16 @@ def _constructive_incumbent(
     out_of_time: Expired | None = None,
     build: Constructions | None = None,
     after: TargetPair | None = None,
-    look_ahead: Callable[[int, int], Placement | None] | None = None,
+    look_ahead: LookAhead | None = None,
 ) -> Placement:
     """Best of the closed-form and block constructions for the lowest-scoring pair any of them
     realises, and of GPU packing (which always succeeds). With ``after``, the walk starts
-    after that pair (the decomposition already tried the constructions up to it). With
-    ``look_ahead`` (the decomposition's one-sided construction and narrow test), the pairs
-    between ``after`` and the incumbent's score are then given to it in order, and the first
-    placement it returns replaces the incumbent.
+    after that pair (the decomposition already tried the constructions up to it). Then
+    ``look_ahead.construct`` is given every pair between ``after`` and the incumbent's score,
+    in increasing score, and the best placement it returns replaces the incumbent; then
+    ``look_ahead.decide`` the pairs below the incumbent in decreasing score, and each
+    placement it returns replaces it. With an exact ``decide`` the result is as good as the
+    first feasible pair after ``after``.
 
     With ``out_of_time``, the walk over pairs stops when it says so and the best placement so
     far is returned, after adding the closed forms with the fewest minipods per row
@@ -490,15 +505,32 @@ def _constructive_incumbent(
     best = min(candidates, key=lambda p: evaluate(instance, p))
     if look_ahead is None:
         return best
-    # Second pass, only over the pairs that would beat the incumbent: never worse than it.
-    best_score = evaluate(instance, best)
+    # Only over the pairs that would beat the incumbent: never worse than it. The cheap stage
+    # goes over all of them (a placement it builds for a pair may score below the pair); the
+    # exact stage then goes down from the best so far, so that the time runs out on the hard
+    # pairs near the bound, not on those it would realise at once.
+    start_score = evaluate(instance, best)
     for pair in _pairs_after(instance, after):
-        if pair.score >= best_score or (out_of_time is not None and out_of_time()):
+        if pair.score >= start_score or (out_of_time and out_of_time()):
             break
         if pair.max_dp_use > 1 and pair.max_pp_use > 1:
-            found = look_ahead(pair.max_dp_use, pair.max_pp_use)
+            found = look_ahead.construct(pair.max_dp_use, pair.max_pp_use)
             if found is not None:
-                return found
+                best = min(best, found, key=lambda p: evaluate(instance, p))
+    below = [
+        pair
+        for pair in itertools.takewhile(
+            lambda pair: pair.score < evaluate(instance, best), _pairs_after(instance, after)
+        )
+        if pair.max_dp_use > 1 and pair.max_pp_use > 1
+    ]
+    for pair in reversed(below):
+        if out_of_time and out_of_time():
+            break
+        if pair.score < evaluate(instance, best):
+            found = look_ahead.decide(pair.max_dp_use, pair.max_pp_use)
+            if found is not None:
+                best = min(best, found, key=lambda p: evaluate(instance, p))
     return best
 
 
