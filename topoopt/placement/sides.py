@@ -19,8 +19,9 @@ cells. Two uses (``docs/placement.md``, "One side at a time"):
   rows with ``B``; if either packing is impossible, so is the pair. :class:`Sides` caches the
   answers per target, which are monotone (a packing with ``A`` is one with ``A + 1``).
 * **Construction.** Pack the columns with ``A`` on the ``B`` largest minipods only: every row
-  then touches at most those ``B`` minipods, whatever cell of each column it gets. Likewise
-  the rows with ``B`` on the ``A`` largest minipods.
+  then touches at most those ``B`` minipods, whatever cell of each column it gets (on all
+  minipods when ``B >= cols``: a row has only ``cols`` cells). Likewise the rows with ``B``
+  on the ``A`` largest minipods.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Literal
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
+from topoopt.placement.two_pieces import pack_two
 
 MAX_TYPES = 2_000
 """Most group types (minipod sets of size ``1..most``) of one packing model; a larger model
@@ -54,6 +56,9 @@ def pack(
     """Place ``n_groups`` groups of ``length`` cells within the free nodes ``caps``, each
     group on at most ``most`` minipods.
 
+    With ``most = 2`` the combinatorial search of :func:`~topoopt.placement.two_pieces.pack_two`
+    decides first; the integer programme below only gets what it gives up on.
+
     Returns the groups (local minipod index per cell), ``False`` when it is impossible, or
     ``None`` when not decided (more than :data:`MAX_TYPES` types, or HiGHS ran out of
     ``time_limit`` seconds).
@@ -70,6 +75,10 @@ def pack(
     pods = [j for j, f in enumerate(caps) if f > 0]
     if n_groups * length > sum(caps):
         return False
+    if most == 2:  # exact and combinatorial, in milliseconds where it does not give up
+        found = pack_two(caps, n_groups, length)
+        if found is not None:
+            return found
     if n_types(len(pods), most) > MAX_TYPES:
         return None
     types = [t for size in range(1, most + 1) for t in itertools.combinations(pods, size)]
@@ -167,7 +176,8 @@ class Sides:
 
     def construct(self, max_dp_use: int, max_pp_use: int) -> Placement | None:
         """A placement of ``(A, B)`` from a packing of one side on the other side's target
-        number of largest minipods, or ``None``."""
+        number of largest minipods (on all of them when that target is at least the other
+        side's group length, e.g. ``B >= cols``), or ``None``."""
         inst = self.instance
         by_size = sorted(range(inst.n_minipods), key=lambda j: -inst.capacities[j])
         for side, most, on in (("cols", max_dp_use, max_pp_use), ("rows", max_pp_use, max_dp_use)):
@@ -175,9 +185,10 @@ class Sides:
                 s == side and m >= most and o >= on for s, m, o in self._failed
             ):
                 continue
-            chosen = by_size[:on]
-            caps = [inst.capacities[j] for j in chosen]
             n_groups, length = (inst.cols, inst.rows) if side == "cols" else (inst.rows, inst.cols)
+            # a group of the other side has n_groups cells: with on >= n_groups it may use any
+            chosen = by_size if on >= n_groups else by_size[:on]
+            caps = [inst.capacities[j] for j in chosen]
             found = pack(caps, n_groups, length, most, self.seconds())
             if not found:
                 if found is False:
