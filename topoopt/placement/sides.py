@@ -37,6 +37,9 @@ from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 from topoopt.placement.two_pieces import pack_two
 
+MAX_ALIGN_WORK = 2_000_000
+"""Most cell comparisons of :func:`_align` (groups x length^2)."""
+
 MAX_TYPES = 2_000
 """Most group types (minipod sets of size ``1..most``) of one packing model; a larger model
 is not built and the packing stays undecided."""
@@ -107,6 +110,40 @@ def pack(
         pool = [j for j in t for _ in range(per_pod[j])]
         groups += [pool[g * length : (g + 1) * length] for g in range(p)]
     return groups
+
+
+def _align(groups: Packing) -> Packing:
+    """The groups with their cells rotated so that the other side's groups (position ``h``
+    of every group) touch few minipods.
+
+    A group may hold its cells in any order, and groups are interchangeable. Greedily, the
+    groups with the most minipods first, each takes the rotation of its sorted cells that
+    keeps the most minipods at any position lowest, then their sum. Left as they are beyond
+    :data:`MAX_ALIGN_WORK` cell comparisons.
+
+    Examples
+    --------
+    >>> _align([[0, 0, 1, 1], [1, 1, 2, 2]])  # positions see {0, 2}, {0, 2}, {1}, {1}
+    [[0, 0, 1, 1], [2, 2, 1, 1]]
+    """
+    if not groups or len(groups) * len(groups[0]) ** 2 > MAX_ALIGN_WORK:
+        return groups
+    length = len(groups[0])
+    seen: list[set[int]] = [set() for _ in range(length)]
+    out = []
+    for group in sorted(groups, key=lambda cells: -len(set(cells))):
+        cells = sorted(group)
+        best: tuple[tuple[int, int], list[int]] | None = None
+        for shift in range(length):
+            turned = cells[shift:] + cells[:shift]
+            counts = [len(seen[h]) + (turned[h] not in seen[h]) for h in range(length)]
+            if best is None or (max(counts), sum(counts)) < best[0]:
+                best = (max(counts), sum(counts)), turned
+        assert best is not None
+        for h, j in enumerate(best[1]):
+            seen[h].add(j)
+        out.append(best[1])
+    return out
 
 
 def _integral_cells(
@@ -194,7 +231,7 @@ class Sides:
                 if found is False:
                     self._failed.add((side, most, on))
                 continue
-            groups = [[chosen[j] for j in group] for group in found]
+            groups = _align([[chosen[j] for j in group] for group in found])
             if side == "cols":
                 return Placement.from_rows([list(cells) for cells in zip(*groups, strict=True)])
             return Placement.from_rows(groups)
