@@ -37,8 +37,8 @@ from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 from topoopt.placement.two_pieces import pack_two
 
-MAX_ALIGN_WORK = 2_000_000
-"""Most cell comparisons of :func:`_align` (groups x length^2)."""
+MAX_ALIGN_WORK = 500_000
+"""Most cell comparisons of :func:`_align` (groups x length^2; about 50 ms)."""
 
 MAX_TYPES = 2_000
 """Most group types (minipod sets of size ``1..most``) of one packing model; a larger model

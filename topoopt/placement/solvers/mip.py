@@ -509,28 +509,30 @@ def _constructive_incumbent(
     # goes over all of them (a placement it builds for a pair may score below the pair); the
     # exact stage then goes down from the best so far, so that the time runs out on the hard
     # pairs near the bound, not on those it would realise at once.
-    start_score = evaluate(instance, best)
+    best_score = start_score = evaluate(instance, best)
+
+    def keep(found: Placement | None) -> None:
+        nonlocal best, best_score
+        if found is not None and evaluate(instance, found) < best_score:
+            best, best_score = found, evaluate(instance, found)
+
     for pair in _pairs_after(instance, after):
         if pair.score >= start_score or (out_of_time and out_of_time()):
             break
         if pair.max_dp_use > 1 and pair.max_pp_use > 1:
-            found = look_ahead.construct(pair.max_dp_use, pair.max_pp_use)
-            if found is not None:
-                best = min(best, found, key=lambda p: evaluate(instance, p))
+            keep(look_ahead.construct(pair.max_dp_use, pair.max_pp_use))
     below = [
         pair
         for pair in itertools.takewhile(
-            lambda pair: pair.score < evaluate(instance, best), _pairs_after(instance, after)
+            lambda pair: pair.score < best_score, _pairs_after(instance, after)
         )
         if pair.max_dp_use > 1 and pair.max_pp_use > 1
     ]
     for pair in reversed(below):
         if out_of_time and out_of_time():
             break
-        if pair.score < evaluate(instance, best):
-            found = look_ahead.decide(pair.max_dp_use, pair.max_pp_use)
-            if found is not None:
-                best = min(best, found, key=lambda p: evaluate(instance, p))
+        if pair.score < best_score:
+            keep(look_ahead.decide(pair.max_dp_use, pair.max_pp_use))
     return best
 
 
