@@ -21,7 +21,7 @@ from topoopt.core.backends import (
     resolve_backend,
 )
 from topoopt.core.errors import BackendUnavailableError, InvalidOptionError
-from topoopt.core.mip import solve_model
+from topoopt.core.mip import _Raw, _unproven, solve_model
 from topoopt.core.registry import get_family
 from topoopt.core.status import TerminationReason
 from topoopt.placement.formulations import exact
@@ -319,3 +319,24 @@ def test_checking_highs_options_prints_nothing(tmp_path: Any) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["status"] == "optimal"
+
+
+@pytest.mark.parametrize("sense", [pyo.minimize, pyo.maximize])
+def test_an_optimal_claim_beyond_the_gap_is_caught(sense: Any) -> None:
+    """The check behind dropping a warm start the backend called optimal with a bound that
+    does not meet it (HiGHS 1.16, see ``tests/clusterselect/test_solvers.py``)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 10))
+    m.obj = pyo.Objective(expr=m.x, sense=sense)
+    m.x.set_value(9)
+
+    def raw(bound: float | None) -> _Raw:
+        return _Raw(condition="optimal", has_solution=True, objective=0.0, bound=bound)
+
+    wrong, near = (0.0, 8.6) if sense == pyo.minimize else (18.0, 9.4)
+    assert _unproven(m, raw(wrong), rel_gap=0.0) == 9.0
+    assert _unproven(m, raw(near), rel_gap=0.01) == 9.0  # 0.4 apart, 0.09 allowed
+    assert _unproven(m, raw(near), rel_gap=0.05) is None  # 0.45 allowed
+    assert _unproven(m, raw(9.0), rel_gap=0.0) is None
+    assert _unproven(m, raw(9.0 + 1e-9), rel_gap=0.0) is None
+    assert _unproven(m, raw(None), rel_gap=0.0) is None

@@ -347,6 +347,17 @@ def test_hop_expansion_anchor_without_source_is_the_highest_incident_bandwidth()
     assert take == [0, 3, 2, 0]  # b pre-allocated, then c (widest from b) fits the rest
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mip_equals_oracle_where_highs_called_the_warm_start_optimal(backend: str) -> None:
+    """Instance 351 of the long sweep below: HiGHS 1.16 ended the latency stage at the
+    SpinSearch start (latency 9 ms) as "optimal" with bound 0; the oracle takes 2 ms. The MIP
+    driver now sees the gap and solves again without the start."""
+    inst = random_instance(np.random.default_rng(4050479347), 9, "sweep-351")
+    oracle = topoopt.solve(inst, "clusterselect/enumerate")
+    assert oracle.metrics["latency_ms"] == 2.0
+    assert_same_key(topoopt.solve(inst, "clusterselect/mip", backend=backend), oracle)
+
+
 @pytest.mark.slow
 def test_mip_equals_oracle_on_many_generated_instances() -> None:
     """A longer sweep over the generator (about 1 in 250 of these instances exposed the HiGHS

@@ -35,7 +35,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyomo.environ as pyo
@@ -264,6 +264,23 @@ def solve_model(
             for line in collector.lines:
                 log(line)  # type: ignore[operator]
     termination = record.termination.get(raw.condition, TerminationReason.ERROR)
+    unproven = _unproven(model, raw, rel_gap) if warmstart else None
+    if termination is TerminationReason.OPTIMAL and unproven is not None:
+        # HiGHS 1.16 can take a MIP start's objective in its presolved space for the real one
+        # and stop at the start as "optimal" with a bound below it: solve again without it
+        again = solve_model(
+            model,
+            backend=record.name,
+            deadline=deadline,
+            rel_gap=rel_gap,
+            backend_options=options,
+            log=log,
+        )
+        note = (
+            f"warm start dropped: {record.label} called a solution of objective {unproven:g} "
+            f"optimal with bound {raw.bound:g}"
+        )
+        return replace(again, message=f"{again.message}; {note}")
     bound = None if termination is TerminationReason.INFEASIBLE else raw.bound
     return MipOutcome(
         termination=termination,
@@ -273,6 +290,19 @@ def solve_model(
         solve_s=time.perf_counter() - start,
         message="; ".join([f"{record.label}: {raw.condition}", *notes]),
     )
+
+
+def _unproven(model: pyo.ConcreteModel, raw: _Raw, rel_gap: float) -> float | None:
+    """The loaded incumbent's objective, evaluated on the model, when it is farther from the
+    backend's bound than ``rel_gap`` allows (with a small absolute tolerance), so that the
+    backend's "optimal" does not hold; else ``None``."""
+    if not raw.has_solution or raw.bound is None or not math.isfinite(raw.bound):
+        return None
+    objective = next(model.component_data_objects(pyo.Objective, active=True))
+    value = float(pyo.value(objective))
+    gap = value - raw.bound if objective.sense == pyo.minimize else raw.bound - value
+    allowed = rel_gap * max(abs(value), abs(raw.bound)) + 1e-6 * max(1.0, abs(value))
+    return value if gap > allowed else None
 
 
 def _is_license_error(record: Backend, exc: Exception) -> bool:
