@@ -11,7 +11,8 @@ programme over *column types*: ``p_T`` columns on the minipod set ``T`` (``1 <= 
     sum_T p_T = cols,   sum_{j in T} c_{T,j} = rows * p_T,   sum_{T ∋ j} c_{T,j} <= f_j.
 
 Given integral ``p`` the cells form a transportation problem with integral data, so integral
-``c`` exist (:func:`_integral_cells` recomputes them by a maximum flow), and the ``p_T``
+``c`` exist (:func:`~topoopt.placement.transport.transport` recomputes them by a maximum
+flow), and the ``p_T``
 columns of a type take their cells from ``T`` one after the other, each exactly ``rows``
 cells. Two uses (``docs/placement.md``, "One side at a time"):
 
@@ -35,6 +36,7 @@ from typing import Literal
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
+from topoopt.placement.transport import transport
 from topoopt.placement.two_pieces import pack_two
 
 MAX_ALIGN_WORK = 500_000
@@ -102,7 +104,7 @@ def pack(
     if status == "unknown":
         return None
     counts = [round(values[v]) for v in count]
-    split = _integral_cells(caps, types, counts, length)
+    split = transport([p * length for p in counts], types, caps)
     if split is None:  # HiGHS's point does not hold up in integers
         return None
     groups: Packing = []
@@ -144,32 +146,6 @@ def _align(groups: Packing) -> Packing:
             seen[h].add(j)
         out.append(best[1])
     return out
-
-
-def _integral_cells(
-    caps: list[int], types: list[tuple[int, ...]], counts: list[int], length: int
-) -> list[dict[int, int]] | None:
-    """Cells of each type per minipod for the integral counts, by a maximum flow (``None``
-    when the counts admit none)."""
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    for i, (t, p) in enumerate(zip(types, counts, strict=True)):
-        if p:
-            graph.add_edge("s", ("t", i), capacity=p * length)
-            for j in t:
-                graph.add_edge(("t", i), ("v", j))
-    for j, f in enumerate(caps):
-        graph.add_edge(("v", j), "z", capacity=f)
-    if "s" not in graph:
-        return None
-    value, flow = nx.maximum_flow(graph, "s", "z")
-    if value != sum(counts) * length:
-        return None
-    return [
-        {j: flow[("t", i)][("v", j)] for j in t} if p else dict.fromkeys(t, 0)
-        for i, (t, p) in enumerate(zip(types, counts, strict=True))
-    ]
 
 
 class Sides:

@@ -41,6 +41,7 @@ from typing import Literal
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, within_targets
+from topoopt.placement.transport import transport
 
 MAX_TYPED_CELLS = 20_000
 """Most cell variables ``x[g, U, j]`` of a model :func:`decide` builds."""
@@ -149,27 +150,19 @@ class TypedPair:
         """The placement of a feasible point (see the module docstring), or ``None`` when the
         rounded point admits no integral flow (never for a point within HiGHS's
         tolerances)."""
-        import networkx as nx
-
-        graph = nx.DiGraph()
         used = [(t, kind) for t, kind in enumerate(self.types()) if y[t]]
-        for g, mine in enumerate(pods):
-            for t, kind in used:
-                graph.add_edge("s", (g, t), capacity=y[t])
-                for j in set(kind) & set(mine):
-                    graph.add_edge((g, t), ("pod", j))
-        for j, f in enumerate(self.caps):
-            graph.add_edge(("pod", j), "t", capacity=f)
-        value, flow = nx.maximum_flow(graph, "s", "t")
-        if value != self.n_explicit * self.n_aggregated:
+        blocks = [(g, t, kind) for g in range(self.n_explicit) for t, kind in used]
+        cells_of = transport(
+            [y[t] for _, t, _ in blocks],
+            [set(kind) & set(pods[g]) for g, _, kind in blocks],
+            self.caps,
+        )
+        if cells_of is None:
             return None
-        groups: list[list[int]] = []  # per explicit group, the minipod of each aggregated one
-        for g in range(self.n_explicit):
-            cells = []
-            for t, kind in used:
-                for j in kind:
-                    cells += [self.pods[j]] * flow[(g, t)].get(("pod", j), 0)
-            groups.append(cells)
+        groups: list[list[int]] = [[] for _ in range(self.n_explicit)]
+        for (g, _, kind), cells in zip(blocks, cells_of, strict=True):
+            for j in kind:  # per explicit group, the minipod of each aggregated one
+                groups[g] += [self.pods[j]] * cells.get(j, 0)
         if self.explicit == "rows":
             return Placement.from_rows(groups)
         return Placement.from_rows([list(line) for line in zip(*groups, strict=True)])
