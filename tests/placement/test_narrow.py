@@ -134,6 +134,7 @@ def test_joint_programme_equals_a_complete_search(instance):
                 assert (found is not False) == truth, (a, b, model.narrow)
                 if found is not False:
                     placement = model.placement(instance, *found)
+                    assert placement is not None
                     assert check(instance, placement) == [] and _within(placement, a, b)
 
 

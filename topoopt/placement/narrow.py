@@ -41,6 +41,7 @@ from typing import Literal
 from topoopt.placement._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, within_targets
+from topoopt.placement.transport import transport
 
 MAX_PODS = 10
 """Most minipods with free nodes :func:`decide` looks at (its Hall inequalities are
@@ -297,10 +298,12 @@ class NarrowPair:
         support = [self.miss_types[i] for i, c in enumerate(found) if c]
         return found, [round(values[count[e]]) for e in self.types(support)]
 
-    def placement(self, instance: PlacementInstance, z: tuple[int, ...], p: list[int]) -> Placement:
-        """The placement of a feasible point ``(z, p)`` (see the module docstring)."""
-        import networkx as nx
-
+    def placement(
+        self, instance: PlacementInstance, z: tuple[int, ...], p: list[int]
+    ) -> Placement | None:
+        """The placement of a feasible point ``(z, p)`` (see the module docstring), or
+        ``None`` when the rounded point admits no split of the free cells (never for a
+        point that meets Hall's inequalities)."""
         pods = [j for j, f in enumerate(instance.capacities) if f > 0]
         support = [self.miss_types[i] for i, c in enumerate(z) if c]
         types = self.types(support)
@@ -310,7 +313,7 @@ class NarrowPair:
                 miss[j] += c
         length = self.length
         residual = list(self.caps)
-        graph = nx.DiGraph()
+        free: dict[int, int] = {}  # per edge type used, its free cells (either end)
         for e, (kind, count) in enumerate(zip(types, p, strict=True)):
             if not count:
                 continue
@@ -320,12 +323,13 @@ class NarrowPair:
             j, k = kind
             residual[j] -= count * miss[k]
             residual[k] -= count * miss[j]
-            graph.add_edge("s", ("e", e), capacity=count * (length - miss[j] - miss[k]))
-            graph.add_edge(("e", e), ("v", j))
-            graph.add_edge(("e", e), ("v", k))
-        for j in range(self.m):
-            graph.add_edge(("v", j), "t", capacity=residual[j])
-        flow = nx.maximum_flow(graph, "s", "t")[1] if "s" in graph else {}
+            free[e] = count * (length - miss[j] - miss[k])
+        if min(residual) < 0:
+            return None
+        split = transport(list(free.values()), [types[e] for e in free], residual)
+        if split is None:
+            return None
+        sent = dict(zip(free, split, strict=True))
         wide_miss = [self.miss_types[i] for i, c in enumerate(z) for _ in range(c)]
         groups: list[list[int]] = []  # per narrow group, the local minipod of each cell
         for e, (kind, count) in enumerate(zip(types, p, strict=True)):
@@ -335,7 +339,7 @@ class NarrowPair:
                 groups += [[kind[0]] * length for _ in range(count)]
                 continue
             j, k = kind
-            to_j = flow[("e", e)][("v", j)]  # free cells of the type sent to j
+            to_j = sent[e].get(j, 0)  # free cells of the type sent to j
             per_group = length - miss[j] - miss[k]
             for _ in range(count):
                 extra = min(per_group, to_j)
@@ -466,7 +470,7 @@ def decide(
         if found is False:
             return False
         placement = model.placement(instance, *found)
-        if within_targets(instance, placement, max_dp_use, max_pp_use):
+        if placement is not None and within_targets(instance, placement, max_dp_use, max_pp_use):
             return placement
     for model in sorted(models, key=lambda model: model.joint_size):
         if model.joint_size > MAX_JOINT_SIZE or expired():
@@ -476,6 +480,8 @@ def decide(
             return False
         if joint is not None:
             placement = model.placement(instance, *joint)
-            if within_targets(instance, placement, max_dp_use, max_pp_use):
+            if placement is not None and within_targets(
+                instance, placement, max_dp_use, max_pp_use
+            ):
                 return placement
     return None
