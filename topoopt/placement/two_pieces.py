@@ -84,7 +84,7 @@ def pack_two(
         return False
     groups: list[list[int]] = []
     for members, count in _lower(sets, [caps[j] for j in pods], length, n_groups):
-        groups += _alias([caps[pods[i]] for i in members], count, length, members, pods)
+        groups += _alias([pods[i] for i in members], caps, count, length)
     return groups
 
 
@@ -169,27 +169,25 @@ def _lower(
     return out
 
 
-def _alias(
-    caps: list[int], count: int, length: int, members: tuple[int, ...], pods: list[int]
-) -> list[list[int]]:
+def _alias(members: list[int], caps: list[int], count: int, length: int) -> list[list[int]]:
     """``count`` groups of ``length`` on the minipods ``members`` (free nodes ``caps``), at
     most two each, by the alias method (see the module docstring)."""
-    used = []
+    used = {}
     left = count * length
-    for f in caps:  # amounts u_j <= f_j summing to count * L
-        used.append(min(f, left))
-        left -= used[-1]
+    for j in members:  # amounts u_j <= f_j summing to count * L
+        used[j] = min(caps[j], left)
+        left -= used[j]
     groups = []
     for _ in range(count):
-        live = [i for i, u in enumerate(used) if u > 0]
-        small = min(live, key=lambda i: used[i])
+        live = [j for j in members if used[j] > 0]
+        small = min(live, key=lambda j: used[j])
         if used[small] >= length:
             used[small] -= length
-            groups.append([pods[members[small]]] * length)
+            groups.append([small] * length)
             continue
-        big = max((i for i in live if i != small), key=lambda i: used[i])
+        big = max((j for j in live if j != small), key=lambda j: used[j])
         piece = used[small]
         used[small] = 0
         used[big] -= length - piece
-        groups.append([pods[members[small]]] * piece + [pods[members[big]]] * (length - piece))
+        groups.append([small] * piece + [big] * (length - piece))
     return groups
