@@ -6,6 +6,7 @@ module                                 commands
 :mod:`topoopt.cli.solve`               ``solve``, ``solvers``
 :mod:`topoopt.cli.instances`           ``instances list|generate|import|check|schema``
 :mod:`topoopt.cli.bench`               ``bench``, ``report``
+:mod:`topoopt.cli.simulate`            ``simulate``
 :mod:`topoopt.cli.output`              what they share: exit statuses, one-line errors,
                                        safe table text, the root command's options
 =====================================  =============================================
@@ -85,6 +86,7 @@ class TopooptGroup(click.Group):
         "instances": "topoopt.cli.instances:instances",
         "bench": "topoopt.cli.bench:bench",
         "report": "topoopt.cli.bench:report",
+        "simulate": "topoopt.cli.simulate:simulate",
     }
     """The commands, each imported when first used (``"module:attribute"``), so that
     ``topoopt solve`` never imports the benchmark stack. A new command group is a module of
