@@ -55,9 +55,7 @@ def test_skip_bad_records_the_rejected_job(tmp_path: Path) -> None:
         "--cluster-shape", "2x2", "--trace", str(trace), "--skip-bad", "--out", str(out)
     )
     assert code == 0, output
-    records = {
-        r["job"]: r for r in map(json.loads, (out / "jobs.jsonl").read_text().splitlines())
-    }
+    records = {r["job"]: r for r in map(json.loads, (out / "jobs.jsonl").read_text().splitlines())}
     assert records["1"]["status"] == "finished"
     assert records["2"]["status"] == "rejected" and "must be >= 0" in records["2"]["reason"]
     assert records["3"]["status"] == "rejected" and "whole nodes" in records["3"]["reason"]

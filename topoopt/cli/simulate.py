@@ -88,6 +88,21 @@ import click
     show_default=True,
     help="Seconds between scheduling passes (0: after every event).",
 )
+@click.option(
+    "--reserve",
+    default=None,
+    metavar="JOB@SECONDS",
+    help="Arnold's reservation: plan and reserve the nodes of JOB when announced at SECONDS "
+    "(use with --policy arnold or first-fit).",
+)
+@click.option(
+    "--reserve-mode",
+    type=click.Choice(["predicted", "strict", "best-effort"]),
+    default="predicted",
+    show_default=True,
+    help="predicted: others may use the zone when predicted to end before JOB arrives; strict: "
+    "never; best-effort: whenever they do not fit elsewhere (reserve-and-pack).",
+)
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True)
 @click.option(
     "--out",
@@ -115,6 +130,8 @@ def simulate(
     performance: str,
     predictor: str,
     interval: float,
+    reserve: str | None,
+    reserve_mode: str,
     seed: int,
     out_dir: str,
 ) -> None:
@@ -122,6 +139,7 @@ def simulate(
     record per job (jobs.jsonl), the cluster over time and a summary to OUT."""
     from topoopt.core.errors import TopooptError
     from topoopt.sim import Cluster, parse_shape, read_trace, run_simulation, synthetic
+    from topoopt.sim.reservation import Reservation
     from topoopt.topology import load_topology
 
     if (cluster_file is None) == (cluster_shape is None):
@@ -158,6 +176,7 @@ def simulate(
         interval=interval,
         seed=seed,
         skip_unfit=skip_bad,
+        reservation=None if reserve is None else Reservation.parse(reserve, reserve_mode),
         config={**source, "jobs_limit": jobs_limit},
     )
     summary = out["summary"]

@@ -19,6 +19,7 @@ verifies the whole state after each pass); every job of the trace ends exactly o
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 import math
 from collections.abc import Callable
@@ -33,10 +34,12 @@ from topoopt.sim.jobs import Job, Shape, ShapeRule, TraceError
 from topoopt.sim.performance import PERFORMANCE_MODELS, PerformanceModel
 from topoopt.sim.placer import Decision, PlacementFailed, Placer
 from topoopt.sim.policies import PREDICTORS, QUEUE_POLICIES, Predictor, QueuePolicy
+from topoopt.sim.reservation import Reservation
 from topoopt.sim.traces import Rejected, Trace
 
-FINISH, ARRIVAL, TICK = 0, 1, 2
-"""Event kinds, in the order simultaneous events are handled."""
+FINISH, PLAN, ARRIVAL, TICK = 0, 1, 2, 3
+"""Event kinds, in the order simultaneous events are handled (``PLAN``: a reservation is
+announced)."""
 
 
 class SimulationError(TopooptError):
@@ -65,17 +68,25 @@ class Timeline:
     queued: list[int] = field(default_factory=list)
     running: list[int] = field(default_factory=list)
     idle_nodes: list[int] = field(default_factory=list)
+    busy_nodes: list[int] = field(default_factory=list)
+    zone_held: list[int] = field(default_factory=list)
+    """Zone nodes held by jobs other than the reserved one (-1 while there is no zone)."""
 
-    def add(self, time_s: float, busy: int, queued: int, running: int, idle: int) -> None:
-        """Append a point (replacing the last one when the time is the same)."""
+    COLUMNS = ("time_s", "busy_gpus", "queued", "running", "idle_nodes", "busy_nodes", "zone_held")
+
+    def add(self, time_s: float, *values: int) -> None:
+        """Append a point (replacing the last one when the time is the same): the values of
+        :data:`COLUMNS` after ``time_s``."""
+        series = [getattr(self, name) for name in self.COLUMNS]
         if self.time_s and self.time_s[-1] == time_s:
-            for series in (self.time_s, self.busy_gpus, self.queued, self.running, self.idle_nodes):
-                series.pop()
-        self.time_s.append(time_s)
-        self.busy_gpus.append(busy)
-        self.queued.append(queued)
-        self.running.append(running)
-        self.idle_nodes.append(idle)
+            for one in series:
+                one.pop()
+        for one, value in zip(series, (time_s, *values), strict=True):
+            one.append(value)
+
+    def rows(self) -> list[tuple[float, ...]]:
+        """The points, one tuple of :data:`COLUMNS` each."""
+        return list(zip(*(getattr(self, name) for name in self.COLUMNS), strict=True))
 
 
 Record = dict[str, Any]
@@ -117,6 +128,8 @@ class Simulation:
     incremental
         At a time when jobs only arrived, try the new jobs alone instead of a whole pass (the
         same schedule, see :meth:`_arrivals_pass`; ``False`` is for the tests).
+    reservation
+        Arnold's reservation for an imminent large job (:mod:`topoopt.sim.reservation`).
     """
 
     def __init__(
@@ -136,6 +149,7 @@ class Simulation:
         on_record: Callable[[Record], None] | None = None,
         backfill_depth: int = 500,
         incremental: bool = True,
+        reservation: Reservation | None = None,
     ) -> None:
         if not (isinstance(interval, (int, float)) and math.isfinite(interval) and interval >= 0):
             raise TopooptError(f"interval: must be a number >= 0, got {interval!r}")
@@ -154,6 +168,15 @@ class Simulation:
             raise TopooptError(f"backfill_depth: must be an integer, got {backfill_depth!r}")
         self.backfill_depth = backfill_depth
         self.incremental = incremental
+        if reservation is not None and self.policy.backfill:
+            raise TopooptError(
+                f"reservation: the policy {policy!r} backfills; a reservation goes with a policy "
+                "without backfilling (arnold, first-fit, fifo, ...)"
+            )
+        self.reservation = reservation
+        self.zone: np.ndarray | None = None  # the reserved nodes while the reservation holds
+        self.plan: Decision | None = None  # the reserved job's planned placement
+        self.lpj_start_s: float | None = None
         self.on_record = on_record
         self.occupancy = Occupancy(cluster)
         self.timeline = Timeline()
@@ -218,6 +241,18 @@ class Simulation:
             self._shapes[job.id] = shape
             self._predicted[job.id] = self.predict(job, self.seed)
             self._push(job.submit_s, ARRIVAL, job.id)
+        if self.reservation is not None:
+            lpj = self._jobs.get(self.reservation.job)
+            if lpj is None:
+                raise TopooptError(
+                    f"reservation: job {self.reservation.job!r} is not a runnable job of the trace"
+                )
+            if not 0 <= self.reservation.announce_s <= lpj.submit_s:
+                raise TopooptError(
+                    f"reservation: announced at {self.reservation.announce_s:g} s, after the "
+                    f"job's arrival at {lpj.submit_s:g} s (or before 0)"
+                )
+            self._push(self.reservation.announce_s, PLAN, lpj.id)
         arrival = 0
         while self._events:
             time_s = self._events[0][0]
@@ -231,9 +266,16 @@ class Simulation:
                 if kind == FINISH:
                     self._finish(job_id)
                     finished = True
+                elif kind == PLAN:
+                    self._plan(job_id)
+                    finished = True  # a full pass: the zone changes where jobs may go
                 elif kind == ARRIVAL:
                     job = self._jobs[job_id]
-                    arrived.append((self.policy.key(job, self._predicted[job_id], arrival), job_id))
+                    key = self.policy.key(job, self._predicted[job_id], arrival)
+                    if self._reserved_first(job_id):
+                        key = (-math.inf, *key)  # the reserved job goes first
+                        finished = True
+                    arrived.append((key, job_id))
                     arrival += 1
                 else:
                     self._tick_at = None
@@ -245,7 +287,7 @@ class Simulation:
                     self._pass()
                 elif finished or arrived:
                     self._schedule_tick()
-            elif finished or not self._queue or not self.incremental:
+            elif finished or not self._queue or not self.incremental or self.zone is not None:
                 for item in arrived:
                     bisect.insort(self._queue, item)
                 self._pass()
@@ -299,6 +341,8 @@ class Simulation:
         predicted = self.now + self._predicted[job_id] * slowdown
         self._running[job_id] = Running(job, self.now, end, predicted, decision, slowdown)
         bisect.insort(self._ends, (predicted, job_id))
+        if self.reservation is not None and job_id == self.reservation.job:
+            self.zone, self.lpj_start_s = None, self.now
         self._push(end, FINISH, job_id)
 
     def _finish(self, job_id: str) -> None:
@@ -344,19 +388,23 @@ class Simulation:
     def _pass(self) -> None:
         """Start what fits, in the policy's order (module docstring).
 
-        The first job that does not fit stops the pass, or under backfilling gets its
-        reservation; then at most :attr:`backfill_depth` jobs behind it are tried (Slurm's
-        ``bf_max_job_test``), and none once no GPU is free.
+        Under a blocking policy the first job that does not fit stops the pass, or under
+        backfilling gets its reservation; then at most :attr:`backfill_depth` jobs behind it
+        are tried (Slurm's ``bf_max_job_test``), and none once no GPU is free. Under a
+        non-blocking policy every job is tried.
         """
         queue = self._queue
         done: list[int] = []  # positions of the jobs that left the queue
         shadow: float | None = None
         capacity = self._capacity()
         first = 0  # position of the first job that does not fit
+        blocking = self.policy.blocking
         for position, (_, job_id) in enumerate(queue):
             if shadow is None:
                 started = self._try(job_id, capacity, math.inf)
                 if started is None:
+                    if not blocking:
+                        continue
                     if not self.policy.backfill:
                         break
                     self._shadow_end = self._shadow_time(self._shapes[job_id])
@@ -376,18 +424,20 @@ class Simulation:
         self._after_pass(capacity)
 
     def _arrivals_pass(self, arrived: list[tuple[tuple[float, ...], str]]) -> None:
-        """The pass at a time when jobs only arrived, behind a job that does not fit: what a
-        full :meth:`_pass` would start, found by trying the new jobs alone.
+        """The pass at a time when jobs only arrived, behind jobs that do not fit: what a full
+        :meth:`_pass` would start, found by trying the new jobs alone.
 
-        Nothing finished since the last pass, so the free GPUs are the same: the first job
-        still does not fit, the jobs tried before fail again (a job's predicted end only moves
-        later, the reservation ``max(now, E)`` with it at most), and ``E``, the reserved
-        job's predicted start, is the same (a backfilled job ends by ``E``). A new job that
-        sorts before the first one makes a full pass. ``incremental=False`` always makes full
-        passes; a property test checks both give the same schedule.
+        Nothing finished since the last pass, so the free GPUs are the same: the jobs that did
+        not fit still do not (under a blocking policy the first one, under backfilling the
+        ones tried, whose predicted ends only move later while the reservation
+        ``max(now, E)`` moves at most with them), and ``E``, the reserved job's predicted
+        start, is the same (a backfilled job ends by ``E``). A new job that sorts before the
+        first one makes a full pass under a blocking policy. ``incremental=False`` always makes
+        full passes; a property test checks both give the same schedule.
         """
         queue = self._queue
-        if arrived[0] < queue[0]:
+        blocking = self.policy.blocking
+        if blocking and arrived[0] < queue[0]:
             for item in arrived:
                 bisect.insort(queue, item)
             self._pass()
@@ -395,13 +445,14 @@ class Simulation:
         for item in arrived:
             bisect.insort(queue, item)
         capacity = self._capacity()
-        if self.policy.backfill:
+        if self.policy.backfill or not blocking:
             done: list[int] = []
             for item in arrived:  # in queue order: the order a full pass meets them
                 position = bisect.bisect_left(queue, item)  # the first job is at 0
-                if position > self.backfill_depth or capacity == (0, 0):
+                if blocking and (position > self.backfill_depth or capacity == (0, 0)):
                     break
-                started = self._try(item[1], capacity, max(self.now, self._shadow_end))
+                shadow = max(self.now, self._shadow_end) if blocking else math.inf
+                started = self._try(item[1], capacity, shadow)
                 if started is not None:
                     done.append(position)
                     capacity = started
@@ -415,7 +466,10 @@ class Simulation:
         shape = self._shapes[job_id]
         if not self._fits(shape, capacity) or self.now + self._predicted[job_id] > shadow:
             return None  # a slowdown is >= 1: a predicted end beyond the shadow stays beyond
-        decision = self._decide(job_id, shape)
+        if self.zone is not None:
+            decision = self._in_reservation(job_id, shape)
+        else:
+            decision = self._decide(job_id, shape)
         if decision is None:
             return None if job_id in self._jobs else capacity  # not in _jobs: rejected
         if shadow < math.inf:
@@ -428,20 +482,81 @@ class Simulation:
     def _after_pass(self, capacity: tuple[int, int]) -> None:
         if self.check_every_event:
             self.occupancy.check()
+        busy = self.occupancy.free < self.cluster.node_gpus
         self.timeline.add(
-            self.now, self.occupancy.busy_gpus, len(self._queue), len(self._running), capacity[1]
+            self.now,
+            self.occupancy.busy_gpus,
+            len(self._queue),
+            len(self._running),
+            capacity[1],
+            int(np.count_nonzero(busy)),
+            -1 if self.zone is None else int(np.count_nonzero(busy & self.zone)),
         )
+
+    # ------------------------------------------------------------------ reservation
+
+    def trace_job(self, job_id: str) -> Job:
+        """The job ``job_id`` of the trace (a runnable one)."""
+        return self._jobs[job_id]
+
+    def _reserved_first(self, job_id: str) -> bool:
+        """Whether ``job_id`` is the reserved job and goes first (modes other than
+        best-effort)."""
+        r = self.reservation
+        return r is not None and r.job == job_id and r.mode != "best-effort"
+
+    def _plan(self, job_id: str) -> None:
+        """Plan the reserved job on the whole cluster (as if it were empty) and reserve the
+        nodes of that placement."""
+        job, shape = self._jobs[job_id], self._shapes[job_id]
+        plan = self.placer.place(job, shape, Occupancy(self.cluster))
+        if plan is None:  # pragma: no cover - _too_large refused such a job already
+            raise SimulationError(f"reservation: job {job_id!r} does not fit the empty cluster")
+        zone = np.zeros(self.cluster.n_nodes, dtype=bool)
+        zone[list(plan.gpus_by_node)] = True
+        self.zone, self.plan = zone, plan
+
+    def _in_reservation(self, job_id: str, shape: Shape) -> Decision | None:
+        """Where a job goes while the zone is reserved (:mod:`topoopt.sim.reservation`)."""
+        reservation, zone, plan = self.reservation, self.zone, self.plan
+        assert reservation is not None and zone is not None and plan is not None
+        lpj = self._jobs[reservation.job]
+        if job_id == reservation.job:
+            if reservation.mode == "best-effort":
+                self.zone = None
+                return self._decide(job_id, shape)
+            if self.occupancy.free[zone].sum() < self.cluster.node_gpus[zone].sum():
+                return None  # a zone node is still held: nothing is preempted
+            return dataclasses.replace(plan, decision_s=0.0)
+        outside = self._decide(job_id, shape, allowed=~zone)
+        if outside is not None or job_id not in self._jobs:
+            return outside
+        arrived = self.now >= lpj.submit_s
+        if reservation.mode == "strict" or arrived:
+            return None
+        if reservation.mode == "best-effort":
+            return self._decide(job_id, shape)
+        if self.now + self._predicted[job_id] > lpj.submit_s:
+            return None
+        inside = self._decide(job_id, shape)
+        if inside is not None:
+            end = self.now + self._predicted[job_id] * self._slowdown(job_id, inside)
+            if end > lpj.submit_s:
+                return None
+        return inside
 
     def _slowdown(self, job_id: str, decision: Decision) -> float:
         job, shape = self._jobs[job_id], self._shapes[job_id]
         return self.model.slowdown(job, shape, decision.dp_minipods, decision.pp_minipods)
 
-    def _decide(self, job_id: str, shape: Shape) -> Decision | None:
+    def _decide(
+        self, job_id: str, shape: Shape, allowed: np.ndarray | None = None
+    ) -> Decision | None:
         job = self._jobs[job_id]
         if shape.exclusive:
             self.placement_calls += 1
         try:
-            return self.placer.place(job, shape, self.occupancy)
+            return self.placer.place(job, shape, self.occupancy, allowed)
         except PlacementFailed as exc:
             del self._jobs[job_id]
             self._reject(job, str(exc))

@@ -86,3 +86,34 @@ def summarize(records: Sequence[Record], timeline: Timeline, cluster: Cluster) -
             "max": max(decided, default=None),
         },
     }
+
+
+def reservation_summary(
+    timeline: Timeline,
+    cluster: Cluster,
+    *,
+    announce_s: float,
+    arrival_s: float,
+    zone_nodes: int,
+    start_s: float | None,
+) -> dict[str, Any]:
+    """Arnold's Appendix H figures of a reservation run: over the window from the announcement
+    to the reserved job's arrival, the time-averaged *allocation rate* (nodes running a job /
+    all nodes) and *retention rate* (zone nodes held by other jobs / zone nodes), the retention
+    when the job arrives, and how long it waited for its zone."""
+    times = np.asarray(timeline.time_s, dtype=float)
+    busy = np.asarray(timeline.busy_nodes, dtype=float) / cluster.n_nodes
+    held = np.asarray(timeline.zone_held, dtype=float)
+    inside = (times >= announce_s) & (times < arrival_s)
+    window = times[inside]
+    at_arrival = held[inside][-1] / zone_nodes if window.size else None
+    return {
+        "zone_nodes": zone_nodes,
+        "announce_s": announce_s,
+        "arrival_s": arrival_s,
+        "start_s": start_s,
+        "wait_s": None if start_s is None else start_s - arrival_s,
+        "allocation_rate": _time_average(window, busy[inside], arrival_s),
+        "retention_rate": _time_average(window, held[inside] / zone_nodes, arrival_s),
+        "retention_at_arrival": at_arrival,
+    }

@@ -94,8 +94,17 @@ class Placer:
         self.seed = seed
         self.backend = backend
 
-    def place(self, job: Job, shape: Shape, occupancy: Occupancy) -> Decision | None:
+    def place(
+        self,
+        job: Job,
+        shape: Shape,
+        occupancy: Occupancy,
+        allowed: np.ndarray | None = None,
+    ) -> Decision | None:
         """Where ``job`` runs now, or ``None`` when it does not fit the free GPUs.
+
+        ``allowed`` (a boolean mask over the nodes) restricts the nodes it may use (a
+        reservation keeps jobs out of its zone, :mod:`topoopt.sim.reservation`).
 
         Raises
         ------
@@ -104,7 +113,8 @@ class Placer:
         """
         start = time.perf_counter()
         if not shape.exclusive:
-            candidates = np.flatnonzero(occupancy.free >= shape.gpus)
+            fits = occupancy.free >= shape.gpus
+            candidates = np.flatnonzero(fits if allowed is None else fits & allowed)
             if not candidates.size:
                 return None
             node = int(candidates[np.argmin(occupancy.free[candidates])])
@@ -118,6 +128,8 @@ class Placer:
                 time.perf_counter() - start,
             )
         idle = occupancy.idle_nodes()
+        if allowed is not None:
+            idle = idle[allowed[idle]]
         if len(idle) < shape.nodes:
             return None
         return self._solve(job, shape, idle, start)

@@ -13,6 +13,10 @@ A :class:`QueuePolicy` orders the waiting jobs and says whether later jobs may *
   cannot delay the reserved job (by the predictions). This is EASY without its "extra nodes"
   clause (a job that would end later but leave the reserved nodes alone), the conservative
   form.
+* ``first-fit``: submit order, but a job that does not fit does not block the others: every
+  job that fits starts. ``arnold``: the same in Arnold's order (priority, then submit time;
+  Algorithm 1 pops the whole queue each interval); with a reservation
+  (:mod:`topoopt.sim.reservation`) it is Arnold's queue policy.
 
 A predictor gives the running time the policies plan with: ``exact`` (the trace's reference
 duration), ``noisy`` (that times a log-normal factor with ``sigma = 0.5``, drawn once per job
@@ -74,11 +78,15 @@ class QueuePolicy:
         ``arrival`` counts jobs in the order they arrived.
     backfill
         EASY backfilling behind the first job that does not fit.
+    blocking
+        Whether the first job that does not fit stops the pass (``False``: every job that
+        fits starts, in order, as Arnold's Algorithm 1 pops the whole queue).
     """
 
     name: str
     key: Callable[[Job, float, int], tuple[float, ...]]
     backfill: bool = False
+    blocking: bool = True
 
 
 def _fifo(job: Job, predicted: float, arrival: int) -> tuple[float, ...]:
@@ -97,6 +105,8 @@ QUEUE_POLICIES: Registry[QueuePolicy] = Registry("queue policy", "topoopt.sim.po
 for _name, _key in (("fifo", _fifo), ("priority", _priority), ("spf", _spf)):
     QUEUE_POLICIES.register(_name, QueuePolicy(_name, _key))
     QUEUE_POLICIES.register(f"{_name}-backfill", QueuePolicy(f"{_name}-backfill", _key, True))
+QUEUE_POLICIES.register("first-fit", QueuePolicy("first-fit", _fifo, blocking=False))
+QUEUE_POLICIES.register("arnold", QueuePolicy("arnold", _priority, blocking=False))
 
 PREDICTORS: Registry[Predictor] = Registry("predictor", "topoopt.sim.predictors", ())
 PREDICTORS.register("exact", exact_predictor)

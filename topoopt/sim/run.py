@@ -12,6 +12,7 @@ simulating (a run is resumed whole, as ``topoopt bench`` resumes per run).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -20,8 +21,9 @@ from typing import Any
 from topoopt.core.errors import TopooptError
 from topoopt.sim.cluster import Cluster
 from topoopt.sim.engine import Record, Simulation
-from topoopt.sim.metrics import summarize
+from topoopt.sim.metrics import reservation_summary, summarize
 from topoopt.sim.placer import Placer
+from topoopt.sim.reservation import Reservation
 from topoopt.sim.traces import Trace
 
 SUMMARY = "summary.json"
@@ -58,6 +60,7 @@ def run_simulation(
     interval: float = 0.0,
     seed: int = 0,
     skip_unfit: bool = False,
+    reservation: Reservation | None = None,
     config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Simulate ``trace`` on ``cluster`` and write the run folder (module docstring).
@@ -86,6 +89,7 @@ def run_simulation(
         "interval": interval,
         "seed": seed,
         "skip_unfit": skip_unfit,
+        "reservation": None if reservation is None else dataclasses.asdict(reservation),
         "cluster": cluster.describe(),
         "jobs": len(trace.jobs) + len(trace.rejected),
         **(config or {}),
@@ -116,15 +120,26 @@ def run_simulation(
                 seed=seed,
                 skip_unfit=skip_unfit,
                 on_record=write,
+                reservation=reservation,
             )
             started = time.perf_counter()
             simulation.simulate()
             wall = time.perf_counter() - started
         _write_timeline(simulation, folder / TIMELINE)
+        summary = summarize(records, simulation.timeline, cluster)
+        if reservation is not None and simulation.plan is not None:
+            summary["reservation"] = reservation_summary(
+                simulation.timeline,
+                cluster,
+                announce_s=reservation.announce_s,
+                arrival_s=simulation.trace_job(reservation.job).submit_s,
+                zone_nodes=len(simulation.plan.nodes),
+                start_s=simulation.lpj_start_s,
+            )
         out = {
             "run_version": RUN_VERSION,
             "config": settings,
-            "summary": summarize(records, simulation.timeline, cluster),
+            "summary": summary,
             "speed": {
                 "wall_s": wall,
                 "events": 2 * len(trace.jobs),
