@@ -35,12 +35,14 @@ Examples
 from __future__ import annotations
 
 import difflib
+import heapq
 import math
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
@@ -240,74 +242,149 @@ class ClusterGraph:
             graph.add_edge(link.a, link.b, **attrs)
         return graph
 
+    @cached_property
+    def _ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The links as arrays: end indices ``a``, ``b`` and bandwidths ``b_ab``."""
+        index = self.index
+        a = np.fromiter(
+            (index[link.a] for link in self.links), dtype=np.int64, count=len(self.links)
+        )
+        b = np.fromiter(
+            (index[link.b] for link in self.links), dtype=np.int64, count=len(self.links)
+        )
+        bw = np.fromiter(
+            (link.bandwidth_gbps for link in self.links), dtype=np.float64, count=len(self.links)
+        )
+        return a, b, bw
+
+    @staticmethod
+    def _csr(n: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Adjacency of the undirected links ``a[k] - b[k]`` as ``(start, neighbour)`` arrays:
+        the neighbours of ``i`` are ``neighbour[start[i]:start[i + 1]]``."""
+        tails = np.concatenate([a, b])
+        heads = np.concatenate([b, a])
+        order = np.argsort(tails, kind="stable")
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(tails, minlength=n), out=start[1:])
+        return start, heads[order]
+
+    @staticmethod
+    def _bfs_layers(
+        start: np.ndarray, neighbour: np.ndarray, source: int
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Breadth-first search from ``source`` over a :meth:`_csr` adjacency, one array
+        operation per layer: the hop count of every node (``-1`` unreached) and the layers."""
+        n = len(start) - 1
+        hops = np.full(n, -1, dtype=np.int64)
+        hops[source] = 0
+        frontier = np.array([source], dtype=np.int64)
+        layers = [frontier]
+        while True:
+            counts = start[frontier + 1] - start[frontier]
+            # positions start[f], ..., start[f + 1] - 1 of every frontier node f, concatenated
+            offsets = np.repeat(start[frontier] - np.cumsum(counts) + counts, counts)
+            reached = neighbour[offsets + np.arange(counts.sum())]
+            fresh = np.unique(reached[hops[reached] < 0])
+            if not len(fresh):
+                return hops, layers
+            hops[fresh] = len(layers)
+            layers.append(fresh)
+            frontier = fresh
+
     def incident_bandwidth(self) -> list[float]:
         """``B_i``, the sum of the bandwidths of cluster ``i``'s links (SpiderFlow eq. 2)."""
-        degree = self._networkx.degree(weight="bandwidth_gbps")
-        return [float(degree[name]) for name in self.clusters]
+        a, b, bw = self._ends
+        total = np.bincount(a, bw, minlength=self.n) + np.bincount(b, bw, minlength=self.n)
+        return [float(x) for x in total]
+
+    @cached_property
+    def _adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_csr` of all links."""
+        a, b, _ = self._ends
+        return self._csr(self.n, a, b)
+
+    def hop_counts(self, source: str) -> np.ndarray:
+        """Hop distance from ``source`` to every cluster, in cluster order (BFS, eq. 6)."""
+        hops, _ = self._bfs_layers(*self._adjacency, self.index[source])
+        return hops
 
     def hops_from(self, source: str) -> dict[str, int]:
         """Hop distance from ``source`` to every cluster (BFS, used by eq. 6)."""
-        import networkx as nx
-
-        return dict(nx.single_source_shortest_path_length(self._networkx, source))
+        return {
+            name: int(h)
+            for name, h in zip(self.clusters, self.hop_counts(source), strict=True)
+            if h >= 0
+        }
 
     # ------------------------------------------------------------------- widest-path bandwidth
     @cached_property
     def spanning_tree(self) -> tuple[tuple[int, int, float], ...]:
-        """The links ``(i, j, b_ij)`` of a maximum spanning tree (networkx, Kruskal)."""
-        import networkx as nx
-
-        tree = nx.maximum_spanning_tree(self._networkx, weight="bandwidth_gbps")
-        return tuple(
-            (self.index[a], self.index[b], float(data["bandwidth_gbps"]))
-            for a, b, data in tree.edges(data=True)
-        )
+        """The links ``(i, j, b_ij)`` of a maximum spanning tree: Kruskal over the links by
+        bandwidth, descending (ties in link order), with a union-find of the clusters."""
+        a, b, bw = self._ends
+        root = list(range(self.n))
+        tree: list[tuple[int, int, float]] = []
+        ends_a, ends_b, width = a.tolist(), b.tolist(), bw.tolist()
+        for k in np.lexsort((np.arange(len(width)), -bw)).tolist():
+            i = ri = ends_a[k]
+            while root[ri] != ri:  # find, halving the path
+                root[ri] = root[root[ri]]
+                ri = root[ri]
+            j = rj = ends_b[k]
+            while root[rj] != rj:
+                root[rj] = root[root[rj]]
+                rj = root[rj]
+            if ri != rj:
+                root[rj] = ri
+                tree.append((i, j, width[k]))
+                if len(tree) == self.n - 1:
+                    break
+        return tuple(tree)
 
     @cached_property
-    def _tree_adjacency(self) -> list[list[tuple[int, float]]]:
-        """``(j, b_ij)`` for every spanning-tree link of cluster ``i``."""
-        adjacency: list[list[tuple[int, float]]] = [[] for _ in self.clusters]
-        for i, j, b in self.spanning_tree:
-            adjacency[i].append((j, b))
-            adjacency[j].append((i, b))
-        return adjacency
+    def _tree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The spanning tree's links as arrays ``(i, j, b_ij)``."""
+        tree = self.spanning_tree
+        i = np.array([t[0] for t in tree], dtype=np.int64)
+        j = np.array([t[1] for t in tree], dtype=np.int64)
+        w = np.array([t[2] for t in tree], dtype=np.float64)
+        return i, j, w
 
     @cached_property
-    def _rooted_tree(self) -> tuple[list[int], list[float], list[int]]:
-        """The spanning tree rooted at cluster 0: parent, bandwidth to the parent, BFS order."""
-        adjacency = self._tree_adjacency
-        parent = [-1] * self.n
-        up = [math.inf] * self.n
-        order: list[int] = []
-        if self.n:
-            seen = [False] * self.n
-            seen[0] = True
-            queue = deque([0])
-            while queue:
-                i = queue.popleft()
-                order.append(i)
-                for j, b in adjacency[i]:
-                    if not seen[j]:
-                        seen[j] = True
-                        parent[j], up[j] = i, b
-                        queue.append(j)
-        return parent, up, order
+    def _tree_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_csr` of the spanning tree."""
+        i, j, _ = self._tree_arrays
+        return self._csr(self.n, i, j)
+
+    def _rooted_at(self, root: int) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """The spanning tree rooted at cluster ``root``: parent (``-1`` at the root), bandwidth
+        to the parent (``inf`` at the root) and the BFS layers (clusters by depth)."""
+        parent = np.full(self.n, -1, dtype=np.int64)
+        up = np.full(self.n, math.inf)
+        hops, layers = self._bfs_layers(*self._tree_adjacency, root)
+        # every tree link joins depths h and h + 1: its deeper end is the child
+        i, j, w = self._tree_arrays
+        child = np.where(hops[i] > hops[j], i, j)
+        parent[child] = np.where(child == i, j, i)
+        up[child] = w
+        return parent, up, layers
+
+    @cached_property
+    def _rooted_tree(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """:meth:`_rooted_at` cluster 0."""
+        if not self.n:
+            return np.empty(0, dtype=np.int64), np.empty(0), []
+        return self._rooted_at(0)
 
     def widest_from(self, source: str) -> list[float]:
         """``beta(source -> i)`` for every cluster ``i`` in order (eq. 1; ``inf`` for the source
-        itself), by one traversal of the maximum spanning tree."""
-        adjacency = self._tree_adjacency
-        start = self.index[source]
-        width = [-1.0] * self.n
-        width[start] = math.inf
-        stack = [start]
-        while stack:
-            i = stack.pop()
-            for j, b in adjacency[i]:
-                if width[j] < 0:
-                    width[j] = min(width[i], b)
-                    stack.append(j)
-        return width
+        itself): the tree rooted at ``source``, each cluster the smaller of its parent's value
+        and the link to its parent, a BFS layer at a time."""
+        parent, up, layers = self._rooted_at(self.index[source])
+        width = np.full(self.n, math.inf)
+        for layer in layers[1:]:
+            width[layer] = np.minimum(width[parent[layer]], up[layer])
+        return width.tolist()
 
     def widest(self, u: str, v: str) -> float:
         """``beta(u -> v)`` (eq. 1); ``inf`` when ``u == v``."""
@@ -315,21 +392,21 @@ class ClusterGraph:
 
     def bottleneck(self, members: Iterable[str]) -> float:
         """The smallest widest-path bandwidth between two of ``members`` (``inf`` for fewer than
-        two clusters): the smallest link of the spanning subtree that connects them."""
-        chosen = {self.index[name] for name in members}
+        two clusters): the smallest link of the spanning subtree that connects them.
+
+        A tree link lies on that subtree exactly when it separates two members: some but not all
+        of them are below it (counted from the deepest layer up, one array operation a layer).
+        """
+        chosen = np.unique(np.fromiter((self.index[name] for name in members), dtype=np.int64))
         if len(chosen) < 2:
             return math.inf
-        parent, up, order = self._rooted_tree
-        below = [0] * self.n
-        for i in chosen:
-            below[i] = 1
-        width = math.inf
-        for i in reversed(order):
-            if 0 < below[i] < len(chosen):  # the tree link above i joins chosen clusters
-                width = min(width, up[i])
-            if parent[i] >= 0:
-                below[parent[i]] += below[i]
-        return width
+        parent, up, layers = self._rooted_tree
+        below = np.zeros(self.n, dtype=np.int64)
+        below[chosen] = 1
+        for layer in reversed(layers[1:]):
+            np.add.at(below, parent[layer], below[layer])
+        cut = (below > 0) & (below < len(chosen))
+        return float(up[cut].min())
 
     @cached_property
     def levels(self) -> tuple[float, ...]:
@@ -399,18 +476,51 @@ class ClusterGraph:
         return tuple(out)
 
     # --------------------------------------------------------------------------------- latency
+    @cached_property
+    def _latency_adjacency(self) -> list[list[tuple[int, float]]]:
+        """``(j, latency_ij)`` for every link of cluster ``i`` (plain lists: Dijkstra's inner
+        loop reads them one at a time)."""
+        adjacency: list[list[tuple[int, float]]] = [[] for _ in self.clusters]
+        index = self.index
+        for link in self.links:
+            i, j, w = index[link.a], index[link.b], float(link.latency_ms or 0.0)
+            adjacency[i].append((j, w))
+            adjacency[j].append((i, w))
+        return adjacency
+
+    def _dijkstra(self, source: int, targets: Iterable[int] = ()) -> list[float]:
+        """Shortest-path latencies from cluster ``source`` (Dijkstra with a binary heap). With
+        ``targets`` the search stops once all of them are settled: their values (and those of
+        every cluster settled before) are final, the others may be too large."""
+        adjacency = self._latency_adjacency
+        dist = [math.inf] * self.n
+        dist[source] = 0.0
+        waiting = set(targets)
+        waiting.discard(source)
+        stop = bool(waiting)
+        heap = [(0.0, source)]
+        pop, push = heapq.heappop, heapq.heappush
+        while heap:
+            d, i = pop(heap)
+            if d > dist[i]:
+                continue
+            if stop:
+                waiting.discard(i)
+                if not waiting:
+                    break
+            for j, w in adjacency[i]:
+                if d + w < dist[j]:
+                    dist[j] = d + w
+                    push(heap, (d + w, j))
+        return dist
+
     def latency_from(self, source: str) -> list[float]:
         """Shortest-path latency in ms from ``source`` to every cluster (Dijkstra over the
         links' ``latency_ms``; all ``0`` when the links carry no latency)."""
         if not self.has_latency:
             return [0.0] * self.n
         if source not in self._latency_rows:
-            import networkx as nx
-
-            lengths = nx.single_source_dijkstra_path_length(
-                self._networkx, source, weight="latency_ms"
-            )
-            self._latency_rows[source] = [float(lengths[name]) for name in self.clusters]
+            self._latency_rows[source] = self._dijkstra(self.index[source])
         return self._latency_rows[source]
 
     @cached_property
@@ -418,29 +528,46 @@ class ClusterGraph:
         """Latency rows computed so far, by source."""
         return {}
 
-    @cached_property
-    def _networkx(self) -> nx.Graph:
-        """:meth:`to_networkx`, built once."""
-        return self.to_networkx()
-
     def latency(self, u: str, v: str) -> float:
         """Shortest-path latency in ms between ``u`` and ``v``."""
         return self.latency_from(u)[self.index[v]]
 
     def total_latency(self, members: Iterable[str]) -> float:
-        """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms)."""
-        names = sorted(set(members), key=self.index.__getitem__)
-        if len(names) < 2 or not self.has_latency:
+        """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms).
+
+        One Dijkstra from every member but the last, stopped once the later members are
+        settled: ``O(K m log n)`` for ``K`` members. The sum over all pairs of shortest paths
+        has no shortcut in general graphs (with every cluster a member it is the Wiener index,
+        which decides whether the diameter is at most 2), so this is the family's costliest
+        computation on large selections; the last few totals are kept.
+        """
+        chosen = sorted({self.index[name] for name in members})
+        if len(chosen) < 2 or not self.has_latency:
             return 0.0
-        total = 0.0
-        for k, u in enumerate(names[:-1]):
-            row = self.latency_from(u)
-            total += sum(row[self.index[w]] for w in names[k + 1 :])
-        return total
+        memo = frozenset(chosen)
+        if memo not in self._latency_totals:
+            total = 0.0
+            for k, u in enumerate(chosen[:-1]):
+                later = chosen[k + 1 :]
+                row = self._dijkstra(u, later)
+                total += sum(row[w] for w in later)
+            if len(self._latency_totals) >= LATENCY_TOTALS_KEPT:
+                self._latency_totals.clear()
+            self._latency_totals[memo] = total
+        return self._latency_totals[memo]
+
+    @cached_property
+    def _latency_totals(self) -> dict[frozenset[int], float]:
+        """:meth:`total_latency` of the last member sets asked for (evaluating a result asks
+        for the objective and for the metrics: both need it)."""
+        return {}
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The links as JSON objects."""
         return [link.to_dict() for link in self.links]
 
+
+LATENCY_TOTALS_KEPT = 16
+"""How many :meth:`ClusterGraph.total_latency` results a graph keeps."""
 
 __all__ = ["ClusterGraph", "Group", "Link"]
