@@ -517,15 +517,20 @@ class ClusterGraph:
     def latency_from(self, source: str) -> list[float]:
         """Shortest-path latency in ms from ``source`` to every cluster (Dijkstra over the
         links' ``latency_ms``; all ``0`` when the links carry no latency)."""
+        return self.latency_row(self.index[source]).tolist()
+
+    def latency_row(self, source: int) -> np.ndarray:
+        """:meth:`latency_from` cluster index ``source``, as an array (kept: later calls and
+        :meth:`total_latency` reuse it)."""
         if not self.has_latency:
-            return [0.0] * self.n
+            return np.zeros(self.n)
         if source not in self._latency_rows:
-            self._latency_rows[source] = self._dijkstra(self.index[source])
+            self._latency_rows[source] = np.array(self._dijkstra(source))
         return self._latency_rows[source]
 
     @cached_property
-    def _latency_rows(self) -> dict[str, list[float]]:
-        """Latency rows computed so far, by source."""
+    def _latency_rows(self) -> dict[int, np.ndarray]:
+        """Latency rows computed so far, by source index."""
         return {}
 
     def latency(self, u: str, v: str) -> float:
@@ -536,10 +541,11 @@ class ClusterGraph:
         """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms).
 
         One Dijkstra from every member but the last, stopped once the later members are
-        settled: ``O(K m log n)`` for ``K`` members. The sum over all pairs of shortest paths
-        has no shortcut in general graphs (with every cluster a member it is the Wiener index,
-        which decides whether the diameter is at most 2), so this is the family's costliest
-        computation on large selections; the last few totals are kept.
+        settled (a row :meth:`latency_row` kept is read instead): ``O(K m log n)`` for ``K``
+        members. The sum over all pairs of shortest paths has no shortcut in general graphs
+        (with every cluster a member it is the Wiener index, which tells whether the diameter
+        is at most 2), so this is the family's costliest computation on large selections; the
+        last few totals are kept.
         """
         chosen = sorted({self.index[name] for name in members})
         if len(chosen) < 2 or not self.has_latency:
@@ -549,7 +555,8 @@ class ClusterGraph:
             total = 0.0
             for k, u in enumerate(chosen[:-1]):
                 later = chosen[k + 1 :]
-                row = self._dijkstra(u, later)
+                kept = self._latency_rows.get(u)
+                row = self._dijkstra(u, later) if kept is None else kept.tolist()
                 total += sum(row[w] for w in later)
             if len(self._latency_totals) >= LATENCY_TOTALS_KEPT:
                 self._latency_totals.clear()
