@@ -42,6 +42,23 @@ def fewest_clusters(free: list[int], demand: int) -> int:
     raise ValueError(f"{demand} GPUs exceed the {total} free")
 
 
+def count_sets(n: int, k: int, limit: int) -> int:
+    """``comb(n, k)``, or the first partial product above ``limit`` (the exact count of a huge
+    instance would take long to compute and has thousands of digits).
+
+    Examples
+    --------
+    >>> count_sets(28, 3, 10**6), count_sets(100_000, 13_000, 10**6) > 10**6
+    (3276, True)
+    """
+    count = 1
+    for j in range(min(k, n - k)):
+        count = count * (n - j) // (j + 1)  # comb(n, j + 1), growing while j + 1 <= n / 2
+        if count > limit:
+            return count
+    return count
+
+
 @register_solver
 class EnumerateSolver(Solver):
     """Enumeration oracle: every set of the fewest clusters, scored by bottleneck and latency."""
@@ -55,10 +72,10 @@ class EnumerateSolver(Solver):
     def unsupported_reason(cls, instance: ClusterSelectInstance) -> str | None:
         """Why the oracle refuses ``instance`` (more than :data:`MAX_SETS` sets), or ``None``."""
         k = fewest_clusters(instance.free, instance.demand)
-        sets = math.comb(instance.n_clusters, k)
+        sets = count_sets(instance.n_clusters, k, MAX_SETS)
         if sets > MAX_SETS:
             return (
-                f"{sets} sets of {k} clusters exceed the oracle's {MAX_SETS}; use "
+                f"more than {MAX_SETS} sets of {k} clusters (the oracle's limit); use "
                 "clusterselect/mip or clusterselect/spinsearch"
             )
         return None
