@@ -14,9 +14,10 @@ that lowers the latency and the ``k`` clusters still hold the task. The bound is
 scalar objective of the stage reached: ``v_bound / (q + 1)`` after a first stage that did not
 finish, ``(v* + λ_b / (1 + λ_b)) / (q + 1)`` after the second.
 
-The reduction, the start and the model build run under the time limit
-(:func:`~topoopt.core.deadline.interrupt_at`): when it passes there, SpinSearch's selection (or
-the swap start, when it was ready) is returned with ``TIME_LIMIT``.
+The latency rows of SpinSearch's selection (so that evaluating it, should it be the answer,
+costs no search after the limit), the reduction, the swap start and the model build run under
+the time limit (:func:`~topoopt.core.deadline.interrupt_at`): when it passes there, SpinSearch's
+selection (or the swap start, when it was ready) is returned with ``TIME_LIMIT``.
 """
 
 from __future__ import annotations
@@ -122,6 +123,11 @@ class SelectMipSolver(MipSolver):
         model = None
         try:  # stopped by the time limit: the best start so far is kept
             with interrupt_at(ctx.deadline):
+                # the start is the answer if the limit passes: its latency rows first (kept by
+                # the graph, so evaluating the result reads them instead of searching again)
+                if instance.graph.has_latency:
+                    for name in start.chosen():
+                        instance.graph.latency_row(instance.graph.index[name])
                 reduction = formulation.reduce(instance)
                 start = self._better(instance, start, swap_start(instance, reduction, ctx.expired))
                 model = formulation.build(instance, reduction)
