@@ -17,9 +17,10 @@ Medians over ``--graphs`` graphs × ``--repeat`` timings (with latencies ``--lat
 timings of one graph: a solve takes seconds there). The fit is ``log t = a + b log n`` over the
 sizes.
 
-**Time limits.** Every solver with ``--limit`` seconds on ``scale-5000`` (seed 7, the issue's
-measurement), ``scale-10000`` (seed 0) and ``scale-100000-no-latency`` (the family's large slow
-instance), wall time around ``topoopt.solve``; allowed ``limit · 1.05 + 1 s``.
+**Time limits.** Every solver with ``--limit`` seconds on ``scale-2000``, ``scale-3000`` (seed
+0), ``scale-5000`` (seed 7, the issue's measurement), ``scale-10000`` (seed 0) and
+``scale-100000-no-latency`` (the family's large slow instance), wall time around
+``topoopt.solve`` on a fresh copy; allowed ``limit · 1.05 + 1 s``.
 
 Usage::
 
@@ -121,6 +122,8 @@ def growth(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 def limits(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every solver on the largest instances with ``args.limit``."""
     instances = [
+        scaling_suite(0, sizes=(2000,))[0],
+        scaling_suite(0, sizes=(3000,))[0],
         scaling_suite(7, sizes=(5000,))[0],
         scaling_suite(0, sizes=(10_000,))[0],
         slow_examples()[0],

@@ -8,7 +8,7 @@ clusters is the *widest-path bandwidth* (SpiderFlow eq. 1)::
 
 Every widest path can be taken inside one maximum spanning tree ``T`` of ``G`` (the classical
 bottleneck property of maximum spanning trees), so ``beta(u -> v)`` is the smallest bandwidth on
-the tree path from ``u`` to ``v``: :class:`ClusterGraph` builds ``T`` once with networkx and
+the tree path from ``u`` to ``v``: :class:`ClusterGraph` builds ``T`` once (Kruskal) and
 answers every query on it, in ``O(n)`` per source instead of enumerating paths. Two more facts
 follow and are used by the families:
 
@@ -18,7 +18,7 @@ follow and are used by the families:
   components of ``T`` restricted to links of bandwidth ``>= w`` (a Kruskal merge tree, listed by
   :meth:`ClusterGraph.groups`).
 
-Latency between two clusters is the shortest-path latency over ``G`` (Dijkstra); it is ``0``
+Latency between two clusters is the shortest-path latency over ``G`` (Dijkstra, scipy); it is ``0``
 when the links carry no latency. Both the cluster-selection family and the partitioning
 families build on this one type.
 
@@ -35,7 +35,6 @@ Examples
 from __future__ import annotations
 
 import difflib
-import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -477,42 +476,45 @@ class ClusterGraph:
 
     # --------------------------------------------------------------------------------- latency
     @cached_property
-    def _latency_adjacency(self) -> list[list[tuple[int, float]]]:
-        """``(j, latency_ij)`` for every link of cluster ``i`` (plain lists: Dijkstra's inner
-        loop reads them one at a time)."""
-        adjacency: list[list[tuple[int, float]]] = [[] for _ in self.clusters]
-        index = self.index
-        for link in self.links:
-            i, j, w = index[link.a], index[link.b], float(link.latency_ms or 0.0)
-            adjacency[i].append((j, w))
-            adjacency[j].append((i, w))
-        return adjacency
+    def _latency_matrix(self) -> Any:
+        """The links' latencies as a symmetric sparse matrix (``scipy.sparse.csr_array``; a
+        link of latency 0 is an explicit zero, which scipy's graph routines keep as an edge)."""
+        from scipy.sparse import csr_array
 
-    def _dijkstra(self, source: int, targets: Iterable[int] = ()) -> list[float]:
-        """Shortest-path latencies from cluster ``source`` (Dijkstra with a binary heap). With
-        ``targets`` the search stops once all of them are settled: their values (and those of
-        every cluster settled before) are final, the others may be too large."""
-        adjacency = self._latency_adjacency
-        dist = [math.inf] * self.n
-        dist[source] = 0.0
-        waiting = set(targets)
-        waiting.discard(source)
-        stop = bool(waiting)
-        heap = [(0.0, source)]
-        pop, push = heapq.heappop, heapq.heappush
-        while heap:
-            d, i = pop(heap)
-            if d > dist[i]:
-                continue
-            if stop:
-                waiting.discard(i)
-                if not waiting:
-                    break
-            for j, w in adjacency[i]:
-                if d + w < dist[j]:
-                    dist[j] = d + w
-                    push(heap, (d + w, j))
-        return dist
+        a, b, _ = self._ends
+        latency = np.fromiter(
+            (float(link.latency_ms or 0.0) for link in self.links), float, len(self.links)
+        )
+        return csr_array(
+            (np.concatenate([latency, latency]), (np.concatenate([a, b]), np.concatenate([b, a]))),
+            shape=(self.n, self.n),
+        )
+
+    def _search(self, sources: list[int]) -> np.ndarray:
+        """Shortest-path latencies from each of ``sources`` (one row each): the rows kept, and
+        scipy's Dijkstra for the others (not kept)."""
+        missing = [i for i in sources if i not in self._latency_rows]
+        found: dict[int, np.ndarray] = {}
+        if missing:
+            from scipy.sparse.csgraph import dijkstra
+
+            rows = dijkstra(self._latency_matrix, directed=True, indices=missing)
+            found = dict(zip(missing, rows, strict=True))
+        return np.array(
+            [self._latency_rows[i] if i in self._latency_rows else found[i] for i in sources]
+        )
+
+    def keep_latency_rows(self, sources: Iterable[int]) -> None:
+        """Compute and keep the latency rows of ``sources`` (cluster indices), a batch of
+        :data:`LATENCY_BATCH` per call of scipy's Dijkstra (a time limit stops the work
+        between batches: the rows done are kept)."""
+        if not self.has_latency:
+            return
+        missing = [i for i in dict.fromkeys(sources) if i not in self._latency_rows]
+        for start in range(0, len(missing), LATENCY_BATCH):
+            batch = missing[start : start + LATENCY_BATCH]
+            for i, row in zip(batch, self._search(batch), strict=True):
+                self._latency_rows[i] = row
 
     def latency_from(self, source: str) -> list[float]:
         """Shortest-path latency in ms from ``source`` to every cluster (Dijkstra over the
@@ -524,13 +526,12 @@ class ClusterGraph:
         :meth:`total_latency` reuse it)."""
         if not self.has_latency:
             return np.zeros(self.n)
-        if source not in self._latency_rows:
-            self._latency_rows[source] = np.array(self._dijkstra(source))
+        self.keep_latency_rows([source])
         return self._latency_rows[source]
 
     @cached_property
     def _latency_rows(self) -> dict[int, np.ndarray]:
-        """Latency rows computed so far, by source index."""
+        """Latency rows kept so far, by source index."""
         return {}
 
     def latency(self, u: str, v: str) -> float:
@@ -540,24 +541,29 @@ class ClusterGraph:
     def total_latency(self, members: Iterable[str]) -> float:
         """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms).
 
-        One Dijkstra from every member but the last, stopped once the later members are
-        settled (a row :meth:`latency_row` kept is read instead): ``O(K m log n)`` for ``K``
-        members. The sum over all pairs of shortest paths has no shortcut in general graphs
-        (with every cluster a member it is the Wiener index, which tells whether the diameter
-        is at most 2), so this is the family's costliest computation on large selections; the
-        last few totals are kept.
+        One Dijkstra (scipy's, in C) from every member but the last, :data:`LATENCY_BATCH`
+        members at a time, rows kept by :meth:`keep_latency_rows` read instead: ``O(K m log
+        n)`` for ``K`` members. Each batch adds the latencies to the later members; the batches
+        are fixed by the members, so the sum does not depend on which rows were kept. The sum
+        over all pairs of shortest paths has no known shortcut in general graphs (see
+        ``docs/clusterselect.md``, "Scale"), so this is the family's costliest computation on
+        large selections; the last few totals are kept.
         """
         chosen = sorted({self.index[name] for name in members})
         if len(chosen) < 2 or not self.has_latency:
             return 0.0
         memo = frozenset(chosen)
         if memo not in self._latency_totals:
+            columns = np.array(chosen)
             total = 0.0
-            for k, u in enumerate(chosen[:-1]):
-                later = chosen[k + 1 :]
-                kept = self._latency_rows.get(u)
-                row = self._dijkstra(u, later) if kept is None else kept.tolist()
-                total += sum(row[w] for w in later)
+            for start in range(0, len(chosen) - 1, LATENCY_BATCH):
+                batch = chosen[start : start + LATENCY_BATCH]
+                block = self._search(batch)[:, columns]
+                # row r is member start + r: its pairs are the members after it
+                later = (
+                    np.arange(len(chosen))[None, :] > np.arange(start, start + len(batch))[:, None]
+                )
+                total += float(block[later].sum())
             if len(self._latency_totals) >= LATENCY_TOTALS_KEPT:
                 self._latency_totals.clear()
             self._latency_totals[memo] = total
@@ -574,6 +580,8 @@ class ClusterGraph:
         return [link.to_dict() for link in self.links]
 
 
+LATENCY_BATCH = 32
+"""Sources per call of scipy's Dijkstra."""
 LATENCY_TOTALS_KEPT = 16
 """How many :meth:`ClusterGraph.total_latency` results a graph keeps."""
 

@@ -169,6 +169,7 @@ def build(instance: ClusterSelectInstance, reduction: Reduction | None = None) -
     latency: dict[tuple[int, int], float] = {}
     if graph.has_latency and red.clusters > 1:
         for host in red.hosts:
+            graph.keep_latency_rows(host)
             for k, i in enumerate(host):
                 row = graph.latency_row(i)
                 for j in host[k + 1 :]:

@@ -62,6 +62,7 @@ def swap_start(
     chosen = np.zeros(len(host), dtype=bool)
     chosen[np.argsort(-free, kind="stable")[:k]] = True
     if graph.has_latency and k > 1 and k < len(host):
+        graph.keep_latency_rows(host.tolist())
         latency = np.array([graph.latency_row(int(i))[host] for i in host])
         to_chosen = latency[:, chosen].sum(axis=1)  # each candidate's latency to the chosen
         for _ in range(len(host) * k):  # each exchange lowers the latency: it ends
@@ -125,9 +126,7 @@ class SelectMipSolver(MipSolver):
             with interrupt_at(ctx.deadline):
                 # the start is the answer if the limit passes: its latency rows first (kept by
                 # the graph, so evaluating the result reads them instead of searching again)
-                if instance.graph.has_latency:
-                    for name in start.chosen():
-                        instance.graph.latency_row(instance.graph.index[name])
+                instance.graph.keep_latency_rows(instance.graph.index[c] for c in start.chosen())
                 reduction = formulation.reduce(instance)
                 start = self._better(instance, start, swap_start(instance, reduction, ctx.expired))
                 model = formulation.build(instance, reduction)
