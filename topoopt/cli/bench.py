@@ -8,6 +8,7 @@ records), 2 for bad input (one line per problem).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -189,7 +190,7 @@ def bench(
 
 
 @click.command()
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option(
     "--out",
     "out_dir",
@@ -204,14 +205,40 @@ def bench(
     show_default=True,
     help="Shift (s) of the shifted geometric mean of time.",
 )
-@click.option("--title", default="topoopt solver comparison", show_default=True)
-def report(results: tuple[str, ...], out_dir: str, shift: float, title: str) -> None:
-    """Write a solver comparison report (Markdown, HTML, PNG plots) from RESULTS files."""
+@click.option("--title", default=None, help="Report title.")
+@click.option(
+    "--baseline",
+    default=None,
+    metavar="POLICY+PLACEMENT",
+    help="Simulation runs: the setting the others are paired with (default: the first run's).",
+)
+def report(
+    results: tuple[str, ...], out_dir: str, shift: float, title: str | None, baseline: str | None
+) -> None:
+    """Write a report (Markdown, HTML, PNG plots): a solver comparison from RESULTS files of
+    topoopt bench, or a simulation report from run folders of topoopt simulate."""
     from importlib.util import find_spec
 
     # The report extra, looked up without importing it, before any record is read.
     if any(find_spec(module) is None for module in ("matplotlib", "markdown_it")):
         fail("topoopt report needs the report extra: pip install 'topoopt[report]'")
+    folders = [path for path in results if Path(path).is_dir()]
+    if folders:
+        if len(folders) != len(results):
+            fail("give results files of topoopt bench or run folders of topoopt simulate, not both")
+        from topoopt.sim.report import write_sim_report
+
+        try:
+            paths = write_sim_report(
+                folders, out_dir, title=title or "topoopt simulation report", baseline=baseline
+            )
+        except OSError as exc:
+            fail(f"{exc.filename or out_dir}: cannot write the report: {exc.strerror or exc}")
+        click.echo("simulation report: " + ", ".join(str(p) for p in paths))
+        return
+    if baseline is not None:
+        fail("--baseline is for simulation run folders")
+    title = title or "topoopt solver comparison"
     from topoopt.bench.report import write_report
 
     try:

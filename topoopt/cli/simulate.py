@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+
+from topoopt.cli.options import ListOf
 
 
 @click.command()
@@ -43,11 +47,12 @@ import click
 )
 @click.option(
     "--load",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1.0,
+    "loads",
+    type=ListOf(click.FloatRange(min=0, min_open=True)),
+    default="1",
     show_default=True,
     help="Arrival-rate factor on the trace (2: arrivals twice as frequent); with --synthetic, "
-    "the offered load (1: the whole cluster on average).",
+    "the offered load (1: the whole cluster on average). Comma-separated: one run each.",
 )
 @click.option(
     "--jobs-limit", type=click.IntRange(min=1), default=None, help="Only the first N jobs."
@@ -60,15 +65,21 @@ import click
 )
 @click.option(
     "--policy",
+    "policies",
+    type=ListOf(click.STRING),
     default="fifo",
     show_default=True,
-    help="Queue policy: fifo, priority, spf, and each with -backfill (EASY).",
+    help="Queue policy: fifo, priority, spf, each with -backfill (EASY), first-fit, arnold. "
+    "Comma-separated: one run each.",
 )
 @click.option(
     "--placement",
+    "placements",
+    type=ListOf(click.STRING),
     default="placement/best-fit",
     show_default=True,
-    help="Placement solver for whole-node jobs (short names as in topoopt solve).",
+    help="Placement solver for whole-node jobs (short names as in topoopt solve). "
+    "Comma-separated: one run each.",
 )
 @click.option(
     "--time-limit",
@@ -77,7 +88,13 @@ import click
     show_default=True,
     help="Seconds per placement decision.",
 )
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Weight of the DP spread in the placement objective (Arnold eq. 2); default: the "
+    "performance model's (arnold: 0.0743, ideal: 0.5).",
+)
 @click.option("--backend", default=None, help="MIP backend of the placement solver.")
 @click.option("--performance", default="arnold", show_default=True, help="arnold or ideal.")
 @click.option("--predictor", default="exact", show_default=True, help="exact or noisy.")
@@ -97,13 +114,33 @@ import click
 )
 @click.option(
     "--reserve-mode",
-    type=click.Choice(["predicted", "strict", "best-effort"]),
+    "reserve_modes",
+    type=ListOf(click.Choice(["predicted", "strict", "best-effort"])),
     default="predicted",
     show_default=True,
     help="predicted: others may use the zone when predicted to end before JOB arrives; strict: "
     "never; best-effort: whenever they do not fit elsewhere (reserve-and-pack).",
 )
-@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True)
+@click.option(
+    "--seed",
+    "seeds",
+    type=ListOf(click.IntRange(min=0, max=2**63 - 1)),
+    default="0",
+    show_default=True,
+    help="Seeds (comma-separated: one run each).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    "parallel",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs at a time (worker processes) when there are several.",
+)
+@click.option(
+    "--scheduler", default=None, help="Run the runs on this Dask scheduler (the dask extra)."
+)
 @click.option(
     "--out",
     "out_dir",
@@ -119,74 +156,84 @@ def simulate(
     trace_file: str | None,
     trace_format: str | None,
     synthetic_jobs: int | None,
-    load: float,
+    loads: tuple[float, ...],
     jobs_limit: int | None,
     skip_bad: bool,
-    policy: str,
-    placement: str,
+    policies: tuple[str, ...],
+    placements: tuple[str, ...],
     time_limit: float,
-    alpha: float,
+    alpha: float | None,
     backend: str | None,
     performance: str,
     predictor: str,
     interval: float,
     reserve: str | None,
-    reserve_mode: str,
-    seed: int,
+    reserve_modes: tuple[str, ...],
+    seeds: tuple[int, ...],
+    parallel: int,
+    scheduler: str | None,
     out_dir: str,
 ) -> None:
     """Replay a job trace on a cluster under a queue policy and a placement solver; write one
-    record per job (jobs.jsonl), the cluster over time and a summary to OUT."""
-    from topoopt.core.errors import TopooptError
-    from topoopt.sim import Cluster, parse_shape, read_trace, run_simulation, synthetic
-    from topoopt.sim.reservation import Reservation
-    from topoopt.topology import load_topology
+    record per job (jobs.jsonl), the cluster over time and a summary to OUT.
 
-    if (cluster_file is None) == (cluster_shape is None):
-        raise TopooptError("give one of --cluster FILE or --cluster-shape SHAPE")
-    if (trace_file is None) == (synthetic_jobs is None):
-        raise TopooptError("give one of --trace FILE or --synthetic N")
-    if cluster_file is not None:
-        level: int | str = int(pod_level) if pod_level.lstrip("-").isdigit() else pod_level
-        cluster = Cluster(load_topology(cluster_file), level, gpus_per_node)
-    else:
-        cluster = parse_shape(str(cluster_shape))
-    if synthetic_jobs is not None:
-        trace = synthetic(
-            jobs=synthetic_jobs, cluster_gpus=cluster.total_gpus, load=load, seed=seed
-        )
-        source = {"trace": f"synthetic:{synthetic_jobs}", "load": load}
-    else:
-        trace = read_trace(str(trace_file), trace_format, skip_bad=skip_bad)
-        if jobs_limit is not None:
-            trace = trace.head(jobs_limit)
-        trace = trace.with_load(load)
-        source = {"trace": str(trace_file), "load": load}
-    out = run_simulation(
-        cluster,
-        trace,
-        out_dir,
-        policy=policy,
-        placement=placement,
+    With several policies, placements, seeds, loads or reservation modes, every combination
+    runs into OUT/<policy>+<placement>+s<seed>+l<load>/ (--jobs at a time); a finished run
+    is kept, a failed one leaves error.json (the exit status is then still 0).
+    """
+    from topoopt.sim.sweep import RunSpec, plan_sweep, run_one, run_sweep
+
+    level: int | str = int(pod_level) if pod_level.lstrip("-").isdigit() else pod_level
+    base = RunSpec(
+        out_dir=out_dir,
+        cluster_file=cluster_file,
+        cluster_shape=cluster_shape,
+        pod_level=level,
+        gpus_per_node=gpus_per_node,
+        trace_file=trace_file,
+        trace_format=trace_format,
+        synthetic_jobs=synthetic_jobs,
+        jobs_limit=jobs_limit,
+        skip_bad=skip_bad,
         time_limit=time_limit,
         alpha=alpha,
         backend=backend,
         performance=performance,
         predictor=predictor,
         interval=interval,
-        seed=seed,
-        skip_unfit=skip_bad,
-        reservation=None if reserve is None else Reservation.parse(reserve, reserve_mode),
-        config={**source, "jobs_limit": jobs_limit},
+        reserve=reserve,
     )
-    summary = out["summary"]
+    specs = plan_sweep(
+        base,
+        policies=policies,
+        placements=placements,
+        seeds=seeds,
+        loads=loads,
+        reserve_modes=reserve_modes,
+    )
+    if len(specs) == 1:
+        click.echo(_line(run_one(specs[0]), specs[0].out_dir))  # errors: exit 2
+        return
+    run_sweep(
+        specs,
+        jobs=parallel,
+        scheduler=scheduler,
+        on_done=lambda spec, out: click.echo(_line(out, spec.out_dir)),
+    )
+
+
+def _line(out: dict[str, Any], folder: str) -> str:
+    """One line per run: what ran and its headline figures, or its error."""
+    if "error" in out:
+        return f"{folder}: error: {out['error']}"
+    summary, config = out["summary"], out["config"]
     jct = summary["jct_s"]
-    click.echo(
+    return (
         f"{summary['jobs']} jobs ({summary['finished']} finished, {summary['rejected']} "
-        f"rejected) on {cluster.describe()} under {policy} + {out['config']['placement']}: "
+        f"rejected) on {config['cluster']} under {config['policy']} + {config['placement']}: "
         f"mean JCT {_fmt(jct['mean'])} s, p99 {_fmt(jct['p99'])} s, utilisation "
         f"{_fmt(summary['utilisation'])}, mean slowdown {_fmt(summary['slowdown']['mean'])}; "
-        f"{out_dir}/summary.json"
+        f"{folder}/summary.json"
     )
 
 

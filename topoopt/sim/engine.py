@@ -104,7 +104,8 @@ class Simulation:
     policy
         A queue policy name (:data:`~topoopt.sim.policies.QUEUE_POLICIES`).
     placer
-        The placement step (default: best fit with ``placement/best-fit``).
+        The placement step (default: ``placement/best-fit`` with the performance model's
+        ``alpha``).
     performance
         A performance model name (:data:`~topoopt.sim.performance.PERFORMANCE_MODELS`).
     predictor
@@ -156,8 +157,8 @@ class Simulation:
         self.cluster = cluster
         self.trace = trace
         self.policy: QueuePolicy = QUEUE_POLICIES.get(policy)
-        self.placer = placer or Placer(cluster)
         self.model: PerformanceModel = PERFORMANCE_MODELS.get(performance)
+        self.placer = placer or Placer(cluster, alpha=self.model.alpha())
         self.predict: Predictor = PREDICTORS.get(predictor)
         self.interval = float(interval)
         self.seed = seed

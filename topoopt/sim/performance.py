@@ -20,7 +20,8 @@ gain of PP-aligned placement for the dense model of Fig. 5a (96 GPUs on two mini
 ``1 + c_pp (1 / 0.65 - 1) = 1.023``); ``c_dp = 0.02`` is an assumption (§4: aligning the DP
 groups of that model gave no measurable gain, so its DP communication is mostly hidden).
 Single-node jobs run at their reference time. ``ideal``: every placement runs at the
-reference time.
+reference time. A model also gives the DP weight ``alpha`` of the placement objective that
+matches it (Arnold §5.2), which the simulator's placements use unless told otherwise.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ class PerformanceModel(Protocol):
         ``dp_minipods`` minipods and its widest PP group ``pp_minipods`` (both >= 1)."""
         ...
 
+    def alpha(self) -> float:
+        """The weight of the DP spread in the placement objective (Arnold eq. 2) that matches
+        the model: ``j_dp / (j_dp + j_pp)`` (§5.2, "Balancing the trade-off"), ``j`` the gain
+        of aligning that group (moving it from two minipods to one)."""
+        ...
+
 
 @dataclass(frozen=True)
 class IdealModel:
@@ -53,6 +60,10 @@ class IdealModel:
     def slowdown(self, job: Job, shape: Shape, dp_minipods: int, pp_minipods: int) -> float:
         """Always 1."""
         return 1.0
+
+    def alpha(self) -> float:
+        """0.5: no group matters more than the other."""
+        return 0.5
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,13 @@ class ArnoldModel:
     def bandwidth(minipods: int, degradation: float) -> float:
         """``bw(k) = 1 - d (1 - 1/k)``: the share of in-minipod bandwidth at ``k`` minipods."""
         return 1.0 - degradation * (1.0 - 1.0 / max(1, minipods))
+
+    def alpha(self) -> float:
+        """``j_dp / (j_dp + j_pp)`` with ``j = c (1 / bw(2) - 1)``: 0.0743 with the defaults
+        (the PP groups' send-receive loses far more across minipods)."""
+        j_dp = self.c_dp * (1.0 / self.bandwidth(2, self.dp_degradation) - 1.0)
+        j_pp = self.c_pp * (1.0 / self.bandwidth(2, self.pp_degradation) - 1.0)
+        return 0.5 if j_dp + j_pp == 0 else j_dp / (j_dp + j_pp)
 
     def slowdown(self, job: Job, shape: Shape, dp_minipods: int, pp_minipods: int) -> float:
         """``1 + c_dp (1 / bw_dp(A) - 1) + c_pp (1 / bw_pp(B) - 1)``."""

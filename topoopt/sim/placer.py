@@ -70,7 +70,9 @@ class Placer:
     time_limit
         Seconds per decision (``None``: the solver's own default).
     alpha
-        Weight of the DP spread in the placement objective (Arnold eq. 2).
+        Weight of the DP spread in the placement objective (Arnold eq. 2); the run's
+        performance model gives it by default (:meth:`PerformanceModel.alpha
+        <topoopt.sim.performance.PerformanceModel.alpha>`).
     seed, backend
         Passed to the solver.
     """

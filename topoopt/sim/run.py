@@ -22,6 +22,7 @@ from topoopt.core.errors import TopooptError
 from topoopt.sim.cluster import Cluster
 from topoopt.sim.engine import Record, Simulation
 from topoopt.sim.metrics import reservation_summary, summarize
+from topoopt.sim.performance import PERFORMANCE_MODELS
 from topoopt.sim.placer import Placer
 from topoopt.sim.reservation import Reservation
 from topoopt.sim.traces import Trace
@@ -53,7 +54,7 @@ def run_simulation(
     policy: str = "fifo",
     placement: str = "placement/best-fit",
     time_limit: float | None = 1.0,
-    alpha: float = 0.5,
+    alpha: float | None = None,
     backend: str | None = None,
     performance: str = "arnold",
     predictor: str = "exact",
@@ -75,6 +76,8 @@ def run_simulation(
         The content of ``summary.json``.
     """
     folder = Path(out_dir)
+    if alpha is None:
+        alpha = PERFORMANCE_MODELS.get(performance).alpha()
     placer = Placer(
         cluster, placement, time_limit=time_limit, alpha=alpha, seed=seed, backend=backend
     )
@@ -91,6 +94,8 @@ def run_simulation(
         "skip_unfit": skip_unfit,
         "reservation": None if reservation is None else dataclasses.asdict(reservation),
         "cluster": cluster.describe(),
+        "cluster_nodes": cluster.n_nodes,
+        "cluster_gpus": cluster.total_gpus,
         "jobs": len(trace.jobs) + len(trace.rejected),
         **(config or {}),
     }
