@@ -4,8 +4,13 @@ zone as documented, and the reserved job starts on its planned nodes."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from topoopt.cli import main
 from topoopt.core.errors import TopooptError
 from topoopt.sim import Job, Simulation, Trace, parse_shape, records
 from topoopt.sim.reservation import Reservation
@@ -62,3 +67,24 @@ def test_refused_reservations() -> None:
         Reservation("L", 0, "maybe")
     with pytest.raises(TopooptError, match="JOB@SECONDS"):
         Reservation.parse("L")
+
+
+def test_a_reservation_run_and_its_report(tmp_path: Path) -> None:
+    from topoopt.sim.traces.native import write_native
+
+    trace = write_native(JOBS, tmp_path / "jobs.jsonl")
+    runs = tmp_path / "runs"
+    args = ["simulate", "--cluster-shape", "2x2:8", "--trace", str(trace), "--policy", "arnold"]
+    args += ["--reserve", "L@0", "--reserve-mode", "predicted,strict,best-effort"]
+    result = CliRunner().invoke(main, [*args, "--out", str(runs)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((runs / "arnold+best-fit+predicted+s0+l1" / "summary.json").read_text())
+    reservation = summary["summary"]["reservation"]
+    assert reservation["allocation_rate"] == pytest.approx(0.5)  # by hand in docs/sim.md
+    assert reservation["retention_rate"] == pytest.approx(0.15)
+    assert reservation["wait_s"] == 0 and reservation["zone_nodes"] == 2
+    report = CliRunner().invoke(main, ["report", str(runs), "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    figures = {p.name for p in (tmp_path / "report" / "figures").iterdir()}
+    assert {"allocation.png", "retention.png"} <= figures
+    assert "# Reservation" in (tmp_path / "report" / "report.md").read_text()

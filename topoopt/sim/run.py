@@ -38,12 +38,8 @@ def _write_timeline(simulation: Simulation, path: Path) -> None:
     line = simulation.timeline
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["time_s", "busy_gpus", "queued", "running", "idle_nodes"])
-        writer.writerows(
-            zip(
-                line.time_s, line.busy_gpus, line.queued, line.running, line.idle_nodes, strict=True
-            )
-        )
+        writer.writerow(line.COLUMNS)
+        writer.writerows(line.rows())
 
 
 def run_simulation(
