@@ -55,6 +55,13 @@ from topoopt.ocs.solvers.greedy import algorithm2
 from topoopt.ocs.solvers.placing import solve_placed
 
 ROUTINGS = ("algorithm2", "best-response")
+PATIENCE = 10
+"""Fewest kicks without a shorter round before ``ocs/hill-climb`` stops (default ``patience``)."""
+PATIENCE_JOBS = 1000
+PATIENCE_MAX = 50
+"""The default ``patience`` is ``min(PATIENCE_MAX, max(PATIENCE, PATIENCE_JOBS // jobs))``:
+50 kicks up to 20 jobs, 20 at 48 jobs, 10 from 100 jobs on (a kick costs more on a larger
+instance), and at most ``2^jobs`` (the number of groupings)."""
 
 
 @register_solver
@@ -141,10 +148,13 @@ class HillClimbSolver(Solver):
         ctx: SolveContext,
         *,
         kicks: int = 200,
-        patience: int = 10,
+        patience: int | None = None,
         kick_size: int = 3,
     ) -> Attempt:
         kicks = option_int("kicks", kicks, 0, 1_000_000)
+        if patience is None:  # more kicks on small instances, where a kick costs little
+            n = max(1, instance.n_jobs)
+            patience = min(PATIENCE_MAX, 2**n, max(PATIENCE, PATIENCE_JOBS // n))
         patience = option_int("patience", patience, 1, 1_000_000)
         kick_size = option_int("kick_size", kick_size, 1, 1_000)
         return solve_placed(
