@@ -195,6 +195,9 @@ def best_response(
 def group_load(instance: OcsInstance, choices: dict[int, Choice]) -> Demand:
     """The traffic of the jobs of ``choices`` with those choices."""
     load = Demand.empty(instance.n_pods)
-    for j, choice in choices.items():
-        load.add(demand(instance, j, choice))
+    for j, choice in choices.items():  # a job sends and receives on its own pods only
+        pods = instance.job_pods(j)
+        if isinstance(choice, int) and choice not in pods:  # a server elsewhere
+            pods = (*pods, choice)
+        load.add_at(demand(instance, j, choice), pods)
     return load

@@ -55,6 +55,8 @@ from topoopt.ocs.solvers.greedy import algorithm2
 from topoopt.ocs.solvers.placing import solve_placed
 
 ROUTINGS = ("algorithm2", "best-response")
+RESERVE = 0.1
+"""Share of the time limit ``ocs/hill-climb`` leaves for building its final schedule."""
 PATIENCE = 10
 """Fewest kicks without a shorter round before ``ocs/hill-climb`` stops (default ``patience``)."""
 PATIENCE_JOBS = 1000
@@ -170,7 +172,9 @@ def search(
     instance: OcsInstance, ctx: SolveContext, kicks: int, patience: int, kick_size: int
 ) -> Attempt:
     """``ocs/hill-climb`` on a placed instance (module docstring)."""
-    deadline = math.inf if ctx.deadline is None else ctx.deadline
+    # the search stops a little before the limit: the best schedule's circuits are still to
+    # be computed (a tenth of a second at 640 pods)
+    deadline = math.inf if ctx.deadline is None else ctx.deadline - RESERVE * ctx.time_left()
     n = instance.n_jobs
     counts = {"moves": 0, "kicks": 0, "improved": 0, "cursor": 0}
     best: list[Any] = [None, None, None]  # groups, choices, score

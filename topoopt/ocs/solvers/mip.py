@@ -9,7 +9,7 @@ first job in group 1 (the round is symmetric in the two groups).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
@@ -83,10 +83,12 @@ class TdmIlpSolver(MipSolver):
         from topoopt.ocs.solvers.hill_climb import HillClimbSolver
 
         limit = START_MAX_S if time_limit is None else min(START_MAX_S, time_limit)
-        found = HillClimbSolver().solve(instance, time_limit=limit)
+        # the solvers' own search, without the template's evaluation and metrics (the MILP's
+        # result is evaluated and checked anyway)
+        found = HillClimbSolver()._solve(instance, SolveContext(None, limit, 0))
         if found.solution is None and found.termination is TerminationReason.TIME_LIMIT:
-            return OxcGreedySolver().solve(instance, time_limit=limit).solution
-        return found.solution
+            return OxcGreedySolver()._solve(instance, SolveContext(None, limit, 0)).solution
+        return cast(Schedule | None, found.solution)
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
         if not isinstance(symmetry, bool):
