@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from topoopt.ocs.choices import Choice, default_choice, option_count, options
 from topoopt.ocs.incremental import Footprints, Group
@@ -74,7 +73,8 @@ class State:
         self.t_second = [s.t_second_s for s in instance.jobs]
         self.square = {1: 0.0, 2: 0.0}
         self.unserved = {1: 0, 2: 0}
-        self._cache: dict[tuple[int, int, int, Choice], tuple[Any, dict[int, float]]] = {}
+        self._cache: dict[tuple[int, int, tuple[tuple[int, int, Choice], ...]], tuple[int, float]]
+        self._cache = {}
         self.delta = instance.reconfig_s
         self.jobs_at: list[list[int]] = [[] for _ in range(instance.n_pods)]
         for j in range(n):
@@ -85,40 +85,31 @@ class State:
 
     def _one(self, g: int, sign: int, j: int, c: Choice) -> dict[int, float]:
         """New values of group ``g``'s pods when job ``j`` with choice ``c`` joins (``sign``
-        1) or leaves (-1), cached while the versions of those pods do not change."""
-        group = self.group[g]
-        key = (g, sign, j, c)
-        hit = self._cache.get(key)
-        version = group.version
-        if hit is not None:
-            stamp, values = hit
-            if all(version[a] == v for a, v in stamp):
-                return values
-        prints = self.prints(j, c)
-        values = {a: group.pod_value(a, ((sign, delta),)) for a, delta in prints.items()}
-        if len(self._cache) > 1_000_000:
-            self._cache.clear()
-        self._cache[key] = (tuple((a, version[a]) for a in prints), values)
-        return values
+        1) or leaves (-1)."""
+        return self._values(g, ((sign, j, c),))
 
     def _values(self, g: int, changes: Sequence[tuple[int, int, Choice]]) -> dict[int, float]:
         """New values of the pods of group ``g`` that ``changes`` ``(sign, job, choice)``
-        touch: from the cached single changes where their pods do not overlap."""
-        if len(changes) == 1:
-            return self._one(g, *changes[0])
+        touch, each cached with the changes at that pod while the pod's version holds."""
+        group = self.group[g]
+        version = group.version
+        cache = self._cache
         at: dict[int, list[tuple[int, int, Choice]]] = {}
         for change in changes:
             for a in self.prints(change[1], change[2]):
                 at.setdefault(a, []).append(change)
         out: dict[int, float] = {}
-        shared = {a for a, items in at.items() if len(items) > 1}
-        for change in changes:
-            for a, v in self._one(g, *change).items():
-                if a not in shared:
-                    out[a] = v
-        group = self.group[g]
-        for a in shared:
-            out[a] = group.pod_value(a, [(s, self.prints(j, c)[a]) for s, j, c in at[a]])
+        for a, items in at.items():
+            key = (g, a, tuple(items))
+            hit = cache.get(key)
+            if hit is not None and hit[0] == version[a]:
+                out[a] = hit[1]
+                continue
+            value = group.pod_value(a, [(s, self.prints(j, c)[a]) for s, j, c in items])
+            cache[key] = (version[a], value)
+            out[a] = value
+        if len(cache) > 2_000_000:
+            cache.clear()
         return out
 
     @staticmethod
