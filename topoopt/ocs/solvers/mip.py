@@ -1,6 +1,7 @@
 """``ocs/tdm-ilp``: the MILP of :mod:`topoopt.ocs.formulations.tdm_mip`, warm started from
-``ocs/hill-climb`` (which gets at most a fifth of the time left, ``MipSolver.start_share``,
-and :data:`START_MAX_S` seconds).
+``ocs/hill-climb``'s search (which gets at most a fifth of the time left,
+``MipSolver.start_share``, and :data:`START_MAX_S` seconds; run without the template's
+evaluation and metrics, since the MILP's own result is evaluated and checked).
 
 The model decides the grouping, the free PS servers, the free rings and the circuits of every
 phase at once; the result carries the backend's bound. ``symmetry`` (default ``True``) puts the
@@ -22,8 +23,8 @@ from topoopt.ocs.solution import Schedule
 MAX_BINARIES = 200_000
 """Most circuit-count binaries (``z``) the MILP agrees to build."""
 START_MAX_S = 10.0
-"""Most seconds the hill-climb start may take (also without a time limit): at 64 pods and 96
-jobs the climb alone takes minutes while the MILP proves the optimum in under 30 s."""
+"""Most seconds the hill-climb start may take (also without a time limit; the local search
+ends in about a second at 64 pods and 96 jobs, three at 128 pods and 192 jobs)."""
 MAX_FREE_RING_PODS = 12
 """Largest free ring the MILP builds subtour constraints for."""
 
