@@ -8,11 +8,12 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
   (line 10).
 * :func:`best_response`: jobs whose choice is free are taken by decreasing traffic; each takes
   the option that gives the group's traffic so far (the fixed jobs and the jobs already decided)
-  the least exact communication time (:func:`topoopt.ocs.phases.network_comm`), an option that
-  cannot be served counting as infinitely slow; then, in up to ``passes`` rounds, each free job
-  in turn moves to its best option against all the others when that is strictly faster. A RAR
-  job over more than :data:`MAX_RING_OPTIONS` distinct rings only tries its pods' order and
-  Algorithm 3's ring.
+  the least exact communication time (the largest pod value of
+  :class:`topoopt.ocs.incremental.Group`, which is :func:`topoopt.ocs.phases.network_comm`'s
+  time), an option that cannot be served counting as infinitely slow; then, in up to
+  ``passes`` rounds, each free job in turn moves to its best option against all the others
+  when that is strictly faster. A RAR job over more than :data:`MAX_RING_OPTIONS` distinct
+  rings only tries its pods' order and Algorithm 3's ring.
 """
 
 from __future__ import annotations
