@@ -18,7 +18,7 @@ from topoopt.core.result import clean
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.ocs import Job, OcsInstance, Pod, Schedule, check, evaluate
 from topoopt.ocs.choices import options
-from topoopt.ocs.generate import paper_like, random_instance, tiny, worked
+from topoopt.ocs.generate import paper_like, random_instance, tiled, tiny, worked
 from topoopt.ocs.phases import comm_time
 from topoopt.ocs.solution import (
     group_demand,
@@ -384,3 +384,16 @@ def test_generated_instance_is_deterministic() -> None:
     one = random_instance(np.random.default_rng(4), "x", pods=4, jobs=4)
     two = random_instance(np.random.default_rng(4), "x", pods=4, jobs=4)
     assert one == two and one.labels == two.labels
+
+
+def test_copies_side_by_side_keep_the_optimum() -> None:
+    """``tiled``: copies of an instance on disjoint pods. A grouping of the copies restricted to
+    one copy is a grouping of the original, and adding jobs lengthens no phase, so the optimum
+    is the original's (every copy grouped alike reaches it)."""
+    inst = tiled(worked(), 3)
+    assert (inst.n_pods, inst.n_jobs) == (9, 9)
+    assert inst.jobs[4].name == "1.j1" and inst.jobs[4].pods == ("1.p1", "1.p2")
+    for name in ("ocs/hill-climb", "ocs/tdm-ilp"):
+        result = topoopt.solve(inst, name)
+        assert result.objective == pytest.approx(0.1804, rel=1e-12), (name, result)
+        assert check(inst, result.solution) == []
