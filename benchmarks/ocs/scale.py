@@ -193,7 +193,10 @@ def markdown(rows: list[list[str]], notes: list[str], args: argparse.Namespace, 
     lines = [
         "# ocs: MILP against hill climbing at scale",
         "",
-        f"`python benchmarks/ocs/scale.py --time-limit {args.time_limit:g} --seed {args.seed}`"
+        f"`python benchmarks/ocs/scale.py --time-limit {args.time_limit:g} --seed {args.seed}"
+        + (f" --repeats {args.repeats}" if args.repeats != 3 else "")
+        + (f" --only {args.only}" if args.only else "")
+        + "`"
         f" on {datetime.now(timezone.utc):%Y-%m-%d}: topoopt {version('topoopt')}, "
         f"Python {platform.python_version()}, {platform.machine()}, one solve at a time, "
         f"{wall / 60:.1f} min in all, on a shared machine (timings are noisy). `{ILP}` on "
