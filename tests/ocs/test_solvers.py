@@ -397,3 +397,20 @@ def test_copies_side_by_side_keep_the_optimum() -> None:
         result = topoopt.solve(inst, name)
         assert result.objective == pytest.approx(0.1804, rel=1e-12), (name, result)
         assert check(inst, result.solution) == []
+
+
+@pytest.mark.skipif("gurobi" not in BACKENDS, reason="Gurobi is not installed")
+def test_a_refused_model_returns_the_start() -> None:
+    """A size-limited Gurobi licence refuses the model of 32 pods and 48 jobs (about 6,000
+    variables): the MILP then returns its hill-climb start, checked, with the licence as
+    termination; a full licence solves it."""
+    inst = random_instance(
+        np.random.default_rng(0), "licence", pods=32, jobs=48, mix="comm", ports=(8, 16)
+    )
+    result = topoopt.solve(inst, "ocs/tdm-ilp", backend="gurobi", time_limit=60)
+    assert result.solution is not None and check(inst, result.solution) == []
+    if result.termination is TerminationReason.LICENSE:
+        assert result.status is SolutionStatus.FEASIBLE
+        assert "returning the hill-climb start" in result.message
+    else:
+        assert result.status is SolutionStatus.OPTIMAL, result

@@ -10,6 +10,7 @@ first job in group 1 (the round is symmetric in the two groups).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from dataclasses import replace
 from typing import Any, cast
@@ -47,6 +48,20 @@ def circuit_binaries(instance: OcsInstance) -> int:
     return 2 * sum(min(budget[a], budget[b]) + 1 for a, b in pairs)
 
 
+def _import_sparse_matrices() -> None:
+    """Import ``scipy.sparse`` before any interruptible build or translation.
+
+    Pyomo's standard-form writer (the Gurobi direct interface uses it) sets its sparse-matrix
+    classes on first use, importing ``scipy.sparse`` between two assignments; a time limit
+    that interrupts that import (:func:`topoopt.core.deadline.interrupt_at`) leaves them unset
+    for the rest of the process, and every later Gurobi model fails with ``TypeError:
+    'NoneType' object is not callable``. Imported here first, the import cannot be the one
+    interrupted. (A workaround: the driver should guard this itself.)
+    """
+    with contextlib.suppress(ImportError):  # without scipy Pyomo writes no standard form either
+        import scipy.sparse  # noqa: F401
+
+
 @register_solver
 class TdmIlpSolver(MipSolver):
     """Exact MILP: grouping, PS servers, rings and one-hot circuit counts of every phase."""
@@ -56,6 +71,9 @@ class TdmIlpSolver(MipSolver):
     exact = True
     gives_bound = True
     formulation = "topoopt.ocs.formulations.tdm_mip"
+    _started: Schedule | None = None
+    """The start of the current call (returned when the backend refuses the model, e.g. a
+    size-limited Gurobi licence)."""
 
     @classmethod
     def unsupported_reason(cls, instance: OcsInstance) -> str | None:
@@ -95,20 +113,33 @@ class TdmIlpSolver(MipSolver):
         # result is evaluated and checked anyway)
         found = HillClimbSolver()._solve(instance, SolveContext(None, limit, 0))
         if found.solution is None and found.termination is TerminationReason.TIME_LIMIT:
-            return OxcGreedySolver()._solve(instance, SolveContext(None, limit, 0)).solution
-        return cast(Schedule | None, found.solution)
+            found = OxcGreedySolver()._solve(instance, SolveContext(None, limit, 0))
+        self._started = cast(Schedule | None, found.solution)
+        return self._started
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
         if not isinstance(symmetry, bool):
             raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
+        _import_sparse_matrices()
         inner = ctx
         if ctx.time_limit is not None:  # keep time to free the model within the limit
             reserve = min(
                 RESERVE_SHARE * ctx.time_limit, FREE_S_PER_BINARY * circuit_binaries(instance)
             )
             inner = replace(ctx, time_limit=ctx.time_limit - reserve)
+        self._started = None
         run = self.run(instance, inner, symmetry=symmetry)
         attempt = self.attempt(ctx, run)
+        if (
+            attempt.solution is None
+            and self._started is not None
+            and (run.outcome.termination is TerminationReason.LICENSE)
+        ):  # the backend refused the model: the start is still the best schedule known
+            attempt = replace(
+                attempt,
+                solution=self._started,
+                message=f"{attempt.message}; returning the hill-climb start",
+            )
         del run  # the model is a web of reference cycles: free it now, on the solver's time,
         gc.collect()  # not in the middle of evaluating the result (2 s at 640 pods x 960 jobs)
         return attempt
