@@ -729,7 +729,13 @@ def test_solution_from_dict_reads_what_to_dict_writes_and_pods_are_optional() ->
 
 @pytest.mark.parametrize("inst", examples(), ids=lambda inst: inst.name)
 def test_results_and_solutions_round_trip(inst: OcsInstance) -> None:
-    for solver in ("ocs/enumerate", "ocs/hill-climb", "ocs/oxc-greedy", "ocs/no-tdm"):
+    for solver in (
+        "ocs/enumerate",
+        "ocs/hill-climb",
+        "ocs/hill-climb-paper",
+        "ocs/oxc-greedy",
+        "ocs/no-tdm",
+    ):
         result = topoopt.solve(inst, solver)
         assert result.solution is not None, (solver, result.message)
         data = json.loads(json.dumps(result.to_dict(), allow_nan=False))

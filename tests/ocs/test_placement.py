@@ -18,7 +18,7 @@ from topoopt.ocs.placement import algorithm2_placement, resolve
 from topoopt.ocs.solution import from_dict, to_dict
 from topoopt.testing.input_errors import assert_cli_exits_2, assert_load_names, edited, setter
 
-PLACING = ["ocs/hill-climb", "ocs/oxc-greedy", "ocs/no-tdm"]
+PLACING = ["ocs/hill-climb", "ocs/hill-climb-paper", "ocs/oxc-greedy", "ocs/no-tdm"]
 
 
 def units_instance() -> OcsInstance:

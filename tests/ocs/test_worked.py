@@ -94,8 +94,9 @@ def test_oracle_finds_the_hand_optimum() -> None:
 @pytest.mark.parametrize(
     ("solver", "opts"),
     [
-        ("ocs/hill-climb", {"routing": "best-response"}),
-        ("ocs/hill-climb", {"routing": "algorithm2"}),
+        ("ocs/hill-climb", {}),
+        ("ocs/hill-climb-paper", {"routing": "best-response"}),
+        ("ocs/hill-climb-paper", {"routing": "algorithm2"}),
         ("ocs/oxc-greedy", {}),
     ],
 )

@@ -66,6 +66,18 @@ class Formulation(Protocol):
         ...
 
 
+def _import_before_interrupts() -> None:
+    """Import ``scipy.sparse`` before any build or translation a time limit may interrupt.
+
+    Pyomo's standard-form writer (used by the Gurobi direct interface) sets its sparse-matrix
+    classes on first use, importing ``scipy.sparse`` between two assignments; a deadline that
+    interrupts that import (:func:`~topoopt.core.deadline.interrupt_at`) leaves them unset for
+    the rest of the process, and every later Gurobi model fails with ``TypeError: 'NoneType'
+    object is not callable``. Imported here, before any deadline is armed, it cannot be.
+    """
+    import scipy.sparse  # noqa: F401
+
+
 def load_formulation(path: str) -> Formulation:
     """Import the formulation module ``path`` and check it provides the protocol.
 
@@ -185,6 +197,7 @@ class MipSolver(Solver):
             Passed to the formulation's ``build`` and to :meth:`start`.
         """
         formulation = self.load()
+        _import_before_interrupts()
         t0 = time.perf_counter()
         left = ctx.time_left()
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)

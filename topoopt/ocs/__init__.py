@@ -7,8 +7,9 @@ Fig. 5). The decisions are the grouping, the PS server pods, the RAR ring orders
 circuits of every phase; the objective is the round time (paper eq. 1).
 :mod:`topoopt.ocs.solution` states it, ``docs/ocs.md`` writes out the whole model.
 
-Solvers (``topoopt.solvers_for("ocs")``): the enumeration oracle, Algorithm 1 (hill climbing),
-Algorithms 2 and 3 (greedy), the no-TDM baseline.
+Solvers (``topoopt.solvers_for("ocs")``): the enumeration oracle, the MILP, Algorithm 1 as
+written (``ocs/hill-climb-paper``) and an incremental local search after it
+(``ocs/hill-climb``), Algorithms 2 and 3 (greedy), the no-TDM baseline.
 """
 
 from topoopt.core.family import Family, ReportSection, Sense

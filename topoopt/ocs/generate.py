@@ -360,11 +360,54 @@ GENERATORS: dict[str, Callable[..., list[OcsInstance]]] = {
 """Suites for ``topoopt instances generate ocs --suite NAME --seed N``."""
 
 
+def tiled(instance: OcsInstance, copies: int, name: str | None = None) -> OcsInstance:
+    """``copies`` copies of ``instance`` side by side on disjoint pods (pods ``t.p`` and jobs
+    ``t.j`` of copy ``t``): an instance ``copies`` times larger, quick to build, whose optimum
+    is the copies' common grouping (the jobs of different copies share no pod)."""
+    copies = option_int("copies", copies, 1, MAX_COUNT)
+    pods = [
+        Pod(f"{t}.{p.name}", p.oxc_ports, p.tor_gbps, gpus=p.gpus)
+        for t in range(copies)
+        for p in instance.pods
+    ]
+    jobs = [
+        Job(
+            f"{t}.{spec.name}",
+            spec.type,
+            None if spec.units is not None else {f"{t}.{p}": g for p, g in spec.gpus},
+            spec.traffic_bytes,
+            None if spec.compute is not None else spec.t_train_s,
+            compute=spec.compute,
+            t_agg_s=spec.t_agg_s if spec.type == "PS" else None,
+            server_pod=None if spec.server_pod is None else f"{t}.{spec.server_pod}",
+            ring=None if spec.ring is None else [f"{t}.{p}" for p in spec.ring],
+            units=spec.units,
+            unit_gpus=spec.unit_gpus if spec.units is not None else None,
+        )
+        for t in range(copies)
+        for spec in instance.jobs
+    ]
+    return OcsInstance(
+        name or f"{instance.name}-x{copies}",
+        pods,
+        jobs,
+        instance.oxc_port_gbps,
+        instance.reconfig_s,
+        instance.ports_per_circuit,
+        labels=dict(instance.labels),
+    )
+
+
 def slow_examples() -> list[OcsInstance]:
     """Instances on which the solvers need far longer than a second (the time-limit check of
-    the conformance suite): 64 pods and up to 96 comm-heavy jobs, and 8 pods with 12 jobs (the
-    oracle's size)."""
+    the conformance suite; every solver but the oracle takes the first): copies of a 64-pod
+    instance with up to 96 comm-heavy jobs side by side, 5 (320 pods, 480 jobs) and 10 (640
+    pods, 960 jobs: ten times the scale benchmark's 64 x 96 rung), that instance itself, and
+    8 pods with 12 jobs (the oracle's size)."""
+    base = random_instance(make_rng(0), "slow-64x96", pods=64, jobs=96, mix="comm", ports=(8, 16))
     return [
-        random_instance(make_rng(0), "slow-64x96", pods=64, jobs=96, mix="comm", ports=(8, 16)),
+        tiled(base, 5, "slow-320x480"),
+        tiled(base, 10, "slow-640x960"),
+        base,
         random_instance(make_rng(0), "enum-8x12", pods=8, jobs=12, mix="compute", ports=(8, 16)),
     ]

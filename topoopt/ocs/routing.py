@@ -8,11 +8,12 @@ response (shared by the heuristics and by the no-TDM baseline of :mod:`topoopt.o
   (line 10).
 * :func:`best_response`: jobs whose choice is free are taken by decreasing traffic; each takes
   the option that gives the group's traffic so far (the fixed jobs and the jobs already decided)
-  the least exact communication time (:func:`topoopt.ocs.phases.network_comm`), an option that
-  cannot be served counting as infinitely slow; then, in up to ``passes`` rounds, each free job
-  in turn moves to its best option against all the others when that is strictly faster. A RAR
-  job over more than :data:`MAX_RING_OPTIONS` distinct rings only tries its pods' order and
-  Algorithm 3's ring.
+  the least exact communication time (the largest pod value of
+  :class:`topoopt.ocs.incremental.Group`, which is :func:`topoopt.ocs.phases.network_comm`'s
+  time), an option that cannot be served counting as infinitely slow; then, in up to
+  ``passes`` rounds, each free job in turn moves to its best option against all the others
+  when that is strictly faster. A RAR job over more than :data:`MAX_RING_OPTIONS` distinct
+  rings only tries its pods' order and Algorithm 3's ring.
 """
 
 from __future__ import annotations
@@ -102,12 +103,19 @@ def comm_or_inf(instance: OcsInstance, load: Demand) -> float:
     return math.inf if comm is None else comm.time_s
 
 
-def candidates(instance: OcsInstance, job: int, load: Demand) -> list[Choice]:
-    """The options the best response tries for ``job``."""
+def candidates(
+    instance: OcsInstance, job: int, existing: Iterable[tuple[int, int]] = ()
+) -> list[Choice]:
+    """The options the best response tries for ``job``: all of them, or for a ring with more
+    than :data:`MAX_RING_OPTIONS` the pods' order and Algorithm 3's ring over the ``existing``
+    connections."""
     if option_count(instance, job) <= MAX_RING_OPTIONS:
         return options(instance, job)
-    proposed: list[Choice] = [instance.job_pods(job)]
-    proposed += [r for r in propose_rings(instance, job, load) if r not in proposed]
+    pods = instance.job_pods(job)
+    proposed: list[Choice] = [pods]
+    ring = algorithm3_ring(pods, existing)
+    if ring not in proposed:
+        proposed.append(ring)
     return proposed
 
 
@@ -116,24 +124,6 @@ def by_traffic(instance: OcsInstance, jobs: Iterable[int]) -> list[int]:
     return sorted(
         jobs, key=lambda j: (-instance.jobs[j].traffic_bytes * instance.jobs[j].total_gpus, j)
     )
-
-
-def _best_option(
-    instance: OcsInstance, job: int, load: Demand, incumbent: Choice | None = None
-) -> Choice:
-    """The option of ``job`` that gives ``load`` plus the job's traffic the least communication
-    time (the ``incumbent`` unless another is strictly better; else the first best)."""
-    best: tuple[float, Choice] | None = None
-    options = candidates(instance, job, load)
-    if incumbent is not None and incumbent in options:
-        options = [incumbent, *(o for o in options if o != incumbent)]
-    for option in options:
-        trial = load.plus(demand(instance, job, option))
-        value = comm_or_inf(instance, trial)
-        if best is None or value < best[0]:
-            best = (value, option)
-    assert best is not None
-    return best[1]
 
 
 def best_response(
@@ -147,28 +137,56 @@ def best_response(
     rounds in which each free job in turn takes its best option against all the others (module
     docstring). Jobs with a choice in ``start`` keep it instead of the greedy step (the passes
     still revise it): how a neighbouring group's choices are reused. The passes stop when
-    ``time.perf_counter()`` passes ``deadline`` (the choices made so far are kept)."""
+    ``time.perf_counter()`` passes ``deadline`` (the choices made so far are kept).
+
+    Each option is scored incrementally (:class:`topoopt.ocs.incremental.Group`): the group's
+    communication time is its largest pod value, and an option changes only its job's pods.
+    """
+    from topoopt.ocs.incremental import Footprints, Group
+
     jobs = list(jobs)
     start = start or {}
+    prints = Footprints(instance)
+    group = Group(instance)
     choices: dict[int, Choice] = {}
-    load = Demand.empty(instance.n_pods)
     for j in jobs:
         if not is_free(instance, j) or j in start:
             choices[j] = fixed_choice(instance, j) if not is_free(instance, j) else start[j]
-            load.add(demand(instance, j, choices[j]))
+            group.apply(1, prints(j, choices[j]))
+
+    def best(j: int, incumbent: Choice | None) -> Choice:
+        """The option of ``j`` that gives the group the least communication time (the
+        incumbent, already in the group, unless another is strictly better)."""
+        existing = group.existing() if option_count(instance, j) > MAX_RING_OPTIONS else []
+        tried = candidates(instance, j, existing)
+        if incumbent is not None and incumbent in tried:
+            tried = [incumbent, *(o for o in tried if o != incumbent)]
+        found: tuple[float, Choice] | None = None
+        for option in tried:
+            if incumbent is None:
+                changes = [(1, prints(j, option))]
+            else:
+                changes = [(-1, prints(j, incumbent)), (1, prints(j, option))]
+            value = group.comm(group.values_after(changes))
+            if found is None or value < found[0]:
+                found = (value, option)
+        assert found is not None
+        return found[1]
+
     free = by_traffic(instance, (j for j in jobs if is_free(instance, j)))
     for j in free:
         if j not in choices:
-            choices[j] = _best_option(instance, j, load)
-            load.add(demand(instance, j, choices[j]))
+            choices[j] = best(j, None)
+            group.apply(1, prints(j, choices[j]))
     for _ in range(passes):
         changed = False
         for j in free:
             if deadline is not None and time.perf_counter() > deadline:
                 return choices
-            others = group_load(instance, {k: c for k, c in choices.items() if k != j})
-            option = _best_option(instance, j, others, choices[j])
+            option = best(j, choices[j])
             if option != choices[j]:
+                group.apply(-1, prints(j, choices[j]))
+                group.apply(1, prints(j, option))
                 choices[j], changed = option, True
         if not changed:
             break
@@ -178,6 +196,9 @@ def best_response(
 def group_load(instance: OcsInstance, choices: dict[int, Choice]) -> Demand:
     """The traffic of the jobs of ``choices`` with those choices."""
     load = Demand.empty(instance.n_pods)
-    for j, choice in choices.items():
-        load.add(demand(instance, j, choice))
+    for j, choice in choices.items():  # a job sends and receives on its own pods only
+        pods = instance.job_pods(j)
+        if isinstance(choice, int) and choice not in pods:  # a server elsewhere
+            pods = (*pods, choice)
+        load.add_at(demand(instance, j, choice), pods)
     return load

@@ -81,7 +81,7 @@ def matrix(n_pods: int, circuits: Mapping[Pair, int]) -> Matrix:
 
 def pairs_of(m: Matrix) -> dict[Pair, int]:
     """The nonzero upper-triangle entries of a circuit matrix."""
-    return {(a, b): m[a][b] for a in range(len(m)) for b in range(a + 1, len(m)) if m[a][b]}
+    return {(a, b): x for a, row in enumerate(m) for b, x in enumerate(row) if x and b > a}
 
 
 def job_choice(instance: OcsInstance, schedule: Schedule, job: int) -> Choice:
@@ -99,9 +99,15 @@ def group_demand(
 ) -> Demand:
     """The bytes of ``jobs`` in one communication phase with their ``choices``."""
     total = Demand.empty(instance.n_pods)
-    for j in jobs:
-        total.add(demand(instance, j, choices[j]))
+    for j in jobs:  # a job sends and receives on its own pods only
+        total.add_at(demand(instance, j, choices[j]), _pods(instance, j, choices[j]))
     return total
+
+
+def _pods(instance: OcsInstance, job: int, choice: Choice) -> tuple[int, ...]:
+    """The pods where ``job`` with ``choice`` sends or receives: its own, and its server's."""
+    pods = instance.job_pods(job)
+    return pods if not isinstance(choice, int) or choice in pods else (*pods, choice)
 
 
 def group_times(instance: OcsInstance, jobs: Sequence[int], comm_s: float) -> GroupTimes:
@@ -181,12 +187,15 @@ def phases(instance: OcsInstance, sched: Schedule) -> tuple[Phase, ...]:
     """The four phases of ``sched`` with its own circuits (the module docstring's formula)."""
     instance = placed(instance, sched)
     choices = {j: job_choice(instance, sched, j) for j in range(instance.n_jobs)}
+    loads = {g: group_demand(instance, choices, sched.members(g)) for g in (1, 2)}
     out = []
     for p, talking in enumerate(COMMUNICATING):
         jobs = sched.members(talking)
         others = sched.members(3 - talking)
-        load = group_demand(instance, choices, jobs)
-        oxc = oxc_time(load.pairs, pairs_of(sched.circuits[p]), instance.circuit_bps)
+        load = loads[talking]
+        m = sched.circuits[p]
+        circuits = {(a, b): m[a][b] for a, b in load.pairs}  # the loaded pairs' circuits
+        oxc = oxc_time(load.pairs, circuits, instance.circuit_bps)
         tor = tor_time(load, instance.tor_bps)
         comm = max(oxc, tor) if jobs else 0.0
         busy = comm + instance.reconfig_s if jobs else 0.0
@@ -276,8 +285,9 @@ def check(instance: OcsInstance, sched: Schedule) -> list[str]:
     if problems:
         return problems
     choices = {j: job_choice(instance, sched, j) for j in range(instance.n_jobs)}
+    loads = {g: group_demand(instance, choices, sched.members(g)) for g in (1, 2)}
     for p, talking in enumerate(COMMUNICATING):
-        load = group_demand(instance, choices, sched.members(talking))
+        load = loads[talking]
         for (a, b), traffic in sorted(load.pairs.items()):
             if traffic > 0 and sched.circuits[p][a][b] == 0:
                 problems.append(
@@ -364,14 +374,26 @@ def _cycle(instance: OcsInstance, ring: Sequence[str]) -> tuple[int, ...]:
 
 
 def _check_circuits(instance: OcsInstance, sched: Schedule) -> list[str]:
-    n = instance.n_pods
     if len(sched.circuits) != PHASES:
         return [f"{len(sched.circuits)} circuit matrices, a round has {PHASES} phases"]
     problems = []
+    found: dict[int, list[str]] = {}  # a matrix used in several phases is checked once
     for p, m in enumerate(sched.circuits, start=1):
-        if len(m) != n or any(len(row) != n for row in m):
-            problems.append(f"phase {p}: the circuit matrix must be {n} x {n}")
-            continue
+        if id(m) not in found:
+            found[id(m)] = _matrix_problems(instance, m)
+        problems += [f"phase {p}: {problem}" for problem in found[id(m)]]
+    return problems
+
+
+def _matrix_problems(instance: OcsInstance, m: Any) -> list[str]:
+    """The rules one circuit matrix breaks (without the phase)."""
+    n = instance.n_pods
+    if not isinstance(m, tuple | list) or len(m) != n or any(len(row) != n for row in m):
+        return [f"the circuit matrix must be {n} x {n}"]
+    types: set[type] = set()
+    for row in m:
+        types.update(map(type, row))
+    if not (types <= {int} and min(min(row, default=0) for row in m) >= 0):
         bad = [
             (a, b)
             for a in range(n)
@@ -380,24 +402,22 @@ def _check_circuits(instance: OcsInstance, sched: Schedule) -> list[str]:
         ]
         if bad:
             a, b = bad[0]
-            problems.append(
-                f"phase {p}: L[{a}][{b}] = {m[a][b]!r}, circuits must be non-negative integers"
-            )
-            continue
-        for a in range(n):
-            if m[a][a]:
-                problems.append(f"phase {p}: pod {instance.pods[a].name} has a circuit to itself")
+            return [f"L[{a}][{b}] = {m[a][b]!r}, circuits must be non-negative integers"]
+    problems = []
+    symmetric = [tuple(row) for row in zip(*m, strict=True)] == [tuple(row) for row in m]
+    for a in range(n):
+        if m[a][a]:
+            problems.append(f"pod {instance.pods[a].name} has a circuit to itself")
+        if not symmetric:
             for b in range(a + 1, n):
                 if m[a][b] != m[b][a]:
-                    problems.append(
-                        f"phase {p}: L[{a}][{b}] = {m[a][b]} but L[{b}][{a}] = {m[b][a]}"
-                    )
-            used = sum(m[a][b] for b in range(n) if b != a)
-            if used > instance.circuit_budget[a]:
-                problems.append(
-                    f"phase {p}: pod {instance.pods[a].name} has {used} circuits, its ports allow "
-                    f"{instance.circuit_budget[a]}"
-                )
+                    problems.append(f"L[{a}][{b}] = {m[a][b]} but L[{b}][{a}] = {m[b][a]}")
+        used = sum(m[a]) - m[a][a]
+        if used > instance.circuit_budget[a]:
+            problems.append(
+                f"pod {instance.pods[a].name} has {used} circuits, its ports allow "
+                f"{instance.circuit_budget[a]}"
+            )
     return problems
 
 

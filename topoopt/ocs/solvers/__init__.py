@@ -1,5 +1,5 @@
-"""Solvers of the ocs family: the enumeration oracle, Algorithm 1 (hill climbing), Algorithms 2
-and 3 (greedy), the no-TDM baseline."""
+"""Solvers of the ocs family: the enumeration oracle, the MILP, Algorithm 1 as written and a
+local search after it (hill climbing), Algorithms 2 and 3 (greedy), the no-TDM baseline."""
 
 from topoopt.ocs.solvers import baselines, greedy, hill_climb, mip, oracle
 

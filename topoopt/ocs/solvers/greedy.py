@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.ocs.choices import Choice, demand, fixed_choice, is_free
+from topoopt.ocs.choices import Choice, default_choice, demand, fixed_choice, is_free
 from topoopt.ocs.instance import OcsInstance
 from topoopt.ocs.routing import by_traffic, comm_or_inf, propose_rings
 from topoopt.ocs.solution import evaluate, round_of, schedule
@@ -74,14 +74,15 @@ class OxcGreedySolver(Solver):
         loads = {1: Demand.empty(instance.n_pods), 2: Demand.empty(instance.n_pods)}
         choices: dict[int, Choice] = {}
         stopped = False
+        sent = {1: 0.0, 2: 0.0}
         for j in by_traffic(instance, range(instance.n_jobs)):
             if not stopped and ctx.expired():
                 stopped = True  # the remaining jobs go to the less loaded group, unevaluated
-            if stopped:
-                g = min((1, 2), key=lambda h: (sum(loads[h].sent), h))
-                choice = algorithm2_choice(instance, j, loads[g])
-                groups[j], choices[j] = g, choice
-                loads[g].add(demand(instance, j, choice))
+                sent = {g: math.fsum(loads[g].sent) for g in (1, 2)}
+            if stopped:  # the job's default choice in the group that sends less, unevaluated
+                g = min((1, 2), key=lambda h: (sent[h], h))
+                groups[j], choices[j] = g, default_choice(instance, j)
+                sent[g] += instance.jobs[j].traffic_bytes * instance.jobs[j].total_gpus
                 continue
             best: tuple[float, int, Choice, Demand] | None = None
             for g in (1, 2):
