@@ -507,12 +507,28 @@ class Simulation:
         return r is not None and r.job == job_id and r.mode != "best-effort"
 
     def _plan(self, job_id: str) -> None:
-        """Plan the reserved job on the whole cluster (as if it were empty) and reserve the
-        nodes of that placement."""
+        """Plan the reserved job's placement and reserve its nodes (the zone).
+
+        The plan may use the nodes predicted to be free by the job's arrival — idle ones, and
+        those whose jobs' predicted ends come by then — or, when they are too few, also the
+        next ones to be freed, in the order of their predicted release; the placement solver
+        chooses among them (as if they were idle), so the zone drains by the arrival when the
+        predictions hold.
+        """
         job, shape = self._jobs[job_id], self._shapes[job_id]
-        plan = self.placer.place(job, shape, Occupancy(self.cluster))
+        release = np.full(self.cluster.n_nodes, self.now)
+        for predicted_end, running in self._ends:
+            nodes = list(self.occupancy.held[running])
+            release[nodes] = np.maximum(release[nodes], predicted_end)
+        order = np.argsort(release, kind="stable")
+        ready = int(np.count_nonzero(release <= job.submit_s))
+        candidates = order[: max(ready, shape.nodes)]
+        view = Occupancy(self.cluster)
+        view.free[:] = 0
+        view.free[candidates] = self.cluster.node_gpus[candidates]
+        plan = self.placer.place(job, shape, view)
         if plan is None:  # pragma: no cover - _too_large refused such a job already
-            raise SimulationError(f"reservation: job {job_id!r} does not fit the empty cluster")
+            raise SimulationError(f"reservation: job {job_id!r} does not fit the cluster")
         zone = np.zeros(self.cluster.n_nodes, dtype=bool)
         zone[list(plan.gpus_by_node)] = True
         self.zone, self.plan = zone, plan

@@ -1,7 +1,10 @@
 """Arnold's reservation for an imminent large job (Algorithm 1, Appendices G and H).
 
 When the scheduler learns that a large pre-training job (the LPJ) will arrive, it plans the
-LPJ's placement on the whole cluster and reserves those nodes, the *zone*. Until the LPJ
+LPJ's placement and reserves those nodes, the *zone*: the placement solver chooses among the
+nodes predicted to be free by the LPJ's arrival (idle, or running jobs predicted to end by
+then), and when those are too few also the next ones to be freed, by predicted release
+time. Until the LPJ
 arrives, other jobs go outside the zone when they fit there; otherwise the ``mode`` decides:
 
 ===============  ================================================================================
