@@ -176,7 +176,7 @@ def test_mip_time_limit_returns_a_feasible_answer_with_a_valid_bound(backend: st
             )
 
 
-def test_mip_refuses_huge_jobs_and_bad_options() -> None:
+def test_paper_mip_refuses_huge_jobs_and_bad_options_are_refused() -> None:
     huge = ParallelConfigInstance(
         "huge",
         [(f"n{i}", 8) for i in range(200)],
@@ -186,8 +186,8 @@ def test_mip_refuses_huge_jobs_and_bad_options() -> None:
             4, compute_s=0.01, param_bytes=1e8, activation_bytes=1e7, micro_batches=8
         ),
     )
-    with pytest.raises(UnsupportedInstanceError, match="1600 GPUs exceed the MIP's 1024"):
-        topoopt.solve(huge, "parallelconfig/mip")
+    with pytest.raises(UnsupportedInstanceError, match="1600 GPUs exceed the paper ILP's 1024"):
+        topoopt.solve(huge, "parallelconfig/paper-mip")
     with pytest.raises(InvalidOptionError, match="method"):
         topoopt.solve(worked(), "parallelconfig/mip", method="all")
     with pytest.raises(InvalidOptionError, match="symmetry"):

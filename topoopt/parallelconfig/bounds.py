@@ -10,10 +10,10 @@ node and ``Q = sum_n floor(g_n / d)``, ``R = sum_n floor(g_n / p)``:
   assignment has ``T_dp >= 2(d-1)/d · max(P_(1) / B, P_(Q+1) / B_cross)`` where ``B =
   B_intra`` if ``Q >= 1`` else ``B_cross`` (and ``P_(Q+1)`` only when ``Q < p``): the ``Q``
   largest stages are the best ones to keep inside a node.
-* ``T_pp``: a replica's stages fall into runs of consecutive stages on one node, each of at most
-  ``g_max`` GPUs, so every replica has at least ``ceil(p / g_max) - 1`` cross-node boundaries;
-  a replica without one takes ``p`` GPUs of one node, so when ``R < d`` some replica has at
-  least one. With ``k`` the larger of the two, ``T_pp >= m·A·((p - 1 - k) / B_intra + k /
+* ``T_pp``: a replica's stages fall into runs of consecutive stages on one node; the nodes it
+  visits hold its ``p`` stages, so it visits at least ``K = min {k : the k largest g_n sum to
+  >= p}`` nodes (:func:`min_runs`) and has at least ``K - 1`` cross-node boundaries; a replica
+  without one takes ``p`` GPUs of one node, so when ``R < d`` some replica has at least one. With ``k`` the larger of the two, ``T_pp >= m·A·((p - 1 - k) / B_intra + k /
   B_cross)``.
 """
 
@@ -21,6 +21,23 @@ from __future__ import annotations
 
 from topoopt.parallelconfig.instance import ParallelConfigInstance
 from topoopt.parallelconfig.solution import Breakdown, micro_batches_per_replica
+
+
+def min_runs(capacities: list[int], p: int) -> int:
+    """The fewest nodes whose GPUs add up to ``p`` or more: a replica of ``p`` stages visits at
+    least that many nodes, so it has at least that many runs.
+
+    Examples
+    --------
+    >>> min_runs([2, 8, 4, 4], 13), min_runs([2, 8, 4, 4], 1)
+    (3, 1)
+    """
+    total = 0
+    for k, g in enumerate(sorted(capacities, reverse=True), start=1):
+        total += g
+        if total >= p:
+            return k
+    return len(capacities) + 1  # more stages than GPUs: no configuration
 
 
 def lower_bound(
@@ -52,7 +69,7 @@ def lower_bound(
         t_dp = factor * ranked[0] / (intra if single >= 1 else cross)
         if single < p:
             t_dp = max(t_dp, factor * ranked[single] / cross)
-    crossings = max(-(-p // max(capacities)) - 1, 0)
+    crossings = min_runs(capacities, p) - 1
     if p > 1 and sum(g // p for g in capacities) < d:
         crossings = max(crossings, 1)
     activation = instance.model.activation_bytes

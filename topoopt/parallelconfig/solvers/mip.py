@@ -1,4 +1,7 @@
-"""``parallelconfig/mip``: the exact ILP of :mod:`topoopt.parallelconfig.formulations.grid_mip`.
+"""The exact ILPs of the intra-cluster level: ``parallelconfig/mip`` (the segment ILP of
+:mod:`topoopt.parallelconfig.formulations.segment_mip`, replicas and GPUs aggregated) and
+``parallelconfig/paper-mip`` (the model as SpiderFlow describes it, a binary per replica, stage
+and node: :mod:`topoopt.parallelconfig.formulations.grid_mip`). Both run the same search.
 
 ``method="split"`` (default; SpiderFlow's "ILP plus enumeration of (d, p)"): the admissible
 ``(d, p)`` are sorted by their lower bound (:mod:`topoopt.parallelconfig.bounds`). A first pass
@@ -24,6 +27,7 @@ the time left.
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from typing import Any
@@ -35,15 +39,17 @@ from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.parallelconfig.bounds import lower_bound
 from topoopt.parallelconfig.instance import ParallelConfigInstance
-from topoopt.parallelconfig.solution import ParallelConfig, evaluate, from_nodes
+from topoopt.parallelconfig.solution import ParallelConfig, evaluate, from_nodes, node_grid
 from topoopt.parallelconfig.solvers.greedy import best_packing
 
 METHODS = ("split", "joint")
 """Values of the ``method`` option."""
 MAX_GPUS = 1024
-"""Largest job (GPUs) the MIP builds models for."""
+"""Largest job (GPUs) ``parallelconfig/paper-mip`` builds models for."""
 MAX_CELL_NODES = 100_000
-"""Most assignment variables (``r ·`` nodes) of the largest configuration's model."""
+"""Most assignment variables (``r ·`` nodes) of ``parallelconfig/paper-mip``'s largest model."""
+CHECK_EVERY = 256
+"""Configurations between two looks at the clock while the bounds are computed."""
 
 Config = tuple[int, int]
 
@@ -57,32 +63,12 @@ def check_options(method: Any, symmetry: Any) -> None:
         raise InvalidOptionError(f"symmetry: must be true or false, got {symmetry!r}")
 
 
-@register_solver
-class GridMipSolver(MipSolver):
-    """Exact ILP per (d, p) by increasing lower bound, pruned by the incumbent (SpiderFlow §4.2).
+class _SearchMip(MipSolver):
+    """The search of the module docstring over the models of :attr:`formulation`."""
 
-    Options: ``method`` — ``"split"`` (one model per (d, p), default) or ``"joint"`` (one model
-    over all (d, p)); ``symmetry`` — add the symmetry breaking constraints (default ``True``).
-    """
-
-    name = "parallelconfig/mip"
     family = "parallelconfig"
     exact = True
     gives_bound = True
-    formulation = "topoopt.parallelconfig.formulations.grid_mip"
-
-    @classmethod
-    def unsupported_reason(cls, instance: ParallelConfigInstance) -> str | None:
-        """Why the MIP refuses ``instance`` (more than :data:`MAX_GPUS` GPUs or
-        :data:`MAX_CELL_NODES` assignment variables), or ``None``."""
-        if instance.n_gpus > MAX_GPUS:
-            return f"{instance.n_gpus} GPUs exceed the MIP's {MAX_GPUS}; use parallelconfig/greedy"
-        if instance.n_gpus * instance.n_nodes > MAX_CELL_NODES:
-            return (
-                f"{instance.n_gpus} GPUs x {instance.n_nodes} nodes exceed the MIP's "
-                f"{MAX_CELL_NODES} assignment variables; use parallelconfig/greedy"
-            )
-        return None
 
     def start(
         self,
@@ -110,12 +96,79 @@ class GridMipSolver(MipSolver):
         return search.joint() if method == "joint" else search.split()
 
 
+@register_solver
+class SegmentMipSolver(_SearchMip):
+    """Exact segment ILP per (d, p) by increasing lower bound, pruned by the incumbent.
+
+    The ILP counts replicas' runs of stages on nodes (no replica or GPU index; SpiderFlow
+    §4.2's objective, docs/parallelconfig.md). Options: ``method`` — ``"split"`` (one model per
+    (d, p), default) or ``"joint"`` (one model over all (d, p)); ``symmetry`` — order the nodes
+    of equal GPU count by use (default ``True``).
+    """
+
+    name = "parallelconfig/mip"
+    formulation = "topoopt.parallelconfig.formulations.segment_mip"
+
+    def start(
+        self,
+        instance: ParallelConfigInstance,
+        configs: list[Config] | None = None,
+        cutoff: float | None = None,
+        **opts: Any,
+    ) -> ParallelConfig | None:
+        """The cheapest greedy packing (:meth:`_SearchMip.start`), ``None`` when a replica of it
+        has more runs than the model allows under ``cutoff``."""
+        from topoopt.parallelconfig.formulations.segment_mip import run_limit, runs_of
+
+        config = super().start(instance, configs, cutoff, **opts)
+        if config is None or cutoff is None:
+            return config
+        limit = run_limit(instance, config.d, config.p, cutoff)
+        rows = node_grid(instance, config)
+        return config if limit is None or all(len(runs_of(r)) <= limit for r in rows) else None
+
+
+@register_solver
+class PaperMipSolver(_SearchMip):
+    """SpiderFlow's intra-cluster ILP as the paper describes it (a GPU per replica and stage).
+
+    A binary per (replica, stage, node) (§4.2: the ILP assigns GPUs to pipeline stages and
+    groups them into DP replicas), per (d, p) by increasing lower bound like
+    ``parallelconfig/mip``, with the same options; kept so that reports compare it with the
+    segment ILP. It refuses jobs of more than 1024 GPUs.
+    """
+
+    name = "parallelconfig/paper-mip"
+    formulation = "topoopt.parallelconfig.formulations.grid_mip"
+
+    @classmethod
+    def unsupported_reason(cls, instance: ParallelConfigInstance) -> str | None:
+        """Why the paper's ILP refuses ``instance`` (more than :data:`MAX_GPUS` GPUs or
+        :data:`MAX_CELL_NODES` assignment variables), or ``None``."""
+        if instance.n_gpus > MAX_GPUS:
+            return (
+                f"{instance.n_gpus} GPUs exceed the paper ILP's {MAX_GPUS}; use "
+                "parallelconfig/mip or parallelconfig/greedy"
+            )
+        if instance.n_gpus * instance.n_nodes > MAX_CELL_NODES:
+            return (
+                f"{instance.n_gpus} GPUs x {instance.n_nodes} nodes exceed the paper ILP's "
+                f"{MAX_CELL_NODES} assignment variables; use parallelconfig/mip or "
+                "parallelconfig/greedy"
+            )
+        return None
+
+
 class _Search:
-    """One call of :class:`GridMipSolver`: the configurations, their bounds, the incumbent."""
+    """One call of a :class:`_SearchMip`: the configurations, their bounds, the incumbent.
+
+    The bounds are computed while time is left (every :data:`CHECK_EVERY` configurations a look
+    at the clock, at least one configuration); when the limit cuts this short, the
+    configurations without a bound are not searched and the result's bound is 0."""
 
     def __init__(
         self,
-        solver: GridMipSolver,
+        solver: _SearchMip,
         instance: ParallelConfigInstance,
         ctx: SolveContext,
         symmetry: bool,
@@ -124,7 +177,11 @@ class _Search:
         self.solver, self.instance, self.ctx, self.symmetry = solver, instance, ctx, symmetry
         self.bounds: dict[Config, float] = {}
         stages: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        for d, p in instance.configurations():
+        self.all_bounded = True
+        for i, (d, p) in enumerate(instance.configurations()):
+            if i and i % CHECK_EVERY == 0 and ctx.expired():
+                self.all_bounded = False
+                break
             if p not in stages:
                 stages[p] = instance.model.stages(p)
             self.bounds[d, p] = lower_bound(instance, d, p, stages[p]).objective
@@ -151,8 +208,7 @@ class _Search:
     def solve(self, configs: list[Config]) -> tuple[TerminationReason, float]:
         """Solve the model of ``configs`` with the cutoff at the incumbent; what the backend
         says and the lower bound proven on the best cost of ``configs``."""
-        from topoopt.parallelconfig.formulations.grid_mip import cost_of
-
+        cost_of = importlib.import_module(self.solver.formulation).cost_of
         cutoff = self.best_value
         run = self.solver.run(
             self.instance, self.ctx, configs=configs, symmetry=self.symmetry, cutoff=cutoff
@@ -173,6 +229,13 @@ class _Search:
 
     def attempt(self, termination: TerminationReason, bound: float, message: str) -> Attempt:
         """The attempt of the search."""
+        if not self.all_bounded:
+            bound = min(bound, 0.0)
+            termination = TerminationReason.TIME_LIMIT
+            message += (
+                f"; time limit while bounding: {len(self.bounds)} of "
+                f"{self.instance.n_configurations()} (d, p) considered"
+            )
         return Attempt(
             self.best,
             termination,
