@@ -222,6 +222,58 @@ def scaling(
     return out
 
 
+MIXED_MODELS = {
+    **MODELS,
+    "bert-large": (24, 1024),
+    "opt-2.7b": (32, 2560),
+    "gpt-13b": (40, 5120),
+}
+"""Transformer shapes ``(layers, hidden)`` of :func:`mixed`."""
+MIXED_INTRA_GBPS = (600.0, 2400.0)
+"""Intra-node bandwidths of :func:`mixed` (PCIe/NVLink 3, NVLink 4, Gb/s)."""
+MIXED_INTER_GBPS = (100.0, 200.0, 400.0)
+"""Inter-node bandwidths of :func:`mixed` (one or more NICs, Gb/s)."""
+MIXED_MICRO_BATCHES = (8, 16, 32, 64)
+"""Micro-batches per iteration of :func:`mixed`."""
+
+
+def mixed_instance(
+    rng: np.random.Generator,
+    name: str,
+    *,
+    max_nodes: int = 16,
+    node_gpus: tuple[int, int] = (2, 8),
+) -> ParallelConfigInstance:
+    """A transformer of :data:`MIXED_MODELS` on ``2..max_nodes`` nodes of ``node_gpus[0]`` to
+    ``node_gpus[1]`` GPUs each (drawn independently: a cluster's leftovers), bandwidths and
+    micro-batches from the module's lists."""
+    count = int(rng.integers(2, max_nodes + 1))
+    low, high = node_gpus
+    nodes = [(f"n{k}", int(rng.integers(low, high + 1))) for k in range(count)]
+    model_name = list(MIXED_MODELS)[int(rng.integers(0, len(MIXED_MODELS)))]
+    layers, hidden = MIXED_MODELS[model_name]
+    model = transformer(layers, hidden, micro_batches=int(rng.choice(MIXED_MICRO_BATCHES)))
+    return ParallelConfigInstance(
+        name,
+        nodes,
+        float(rng.choice(MIXED_INTRA_GBPS)),
+        float(rng.choice(MIXED_INTER_GBPS)),
+        model,
+        labels={"model": model_name, "nodes": str(count)},
+    )
+
+
+def mixed(seed: int = 0, count: int = 20, nodes: int = 16) -> list[ParallelConfigInstance]:
+    """``count`` transformer jobs on ``2..nodes`` nodes of 2 to 8 GPUs each (mixed sizes, up to
+    ``8 · nodes`` GPUs; ``nodes`` from 2 to 160): the scale suite of ``parallelconfig/mip``
+    (issue #25: 16 nodes, up to 128 GPUs, proven within 2 s)."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    top = option_int("nodes", nodes, 2, 160)
+    rng = make_rng(seed)
+    return [mixed_instance(rng, f"mixed-{seed}-{i}", max_nodes=top) for i in range(count)]
+
+
 def examples() -> list[ParallelConfigInstance]:
     """Fixed small instances for the conformance suite: the worked example, uneven nodes, a
     fixed ``(d, p)``, one node, a network faster than the node, and random jobs."""
@@ -268,6 +320,7 @@ GENERATORS: dict[str, Callable[..., list[ParallelConfigInstance]]] = {
     "random-small": random_small,
     "random-medium": random_medium,
     "scaling": scaling,
+    "mixed": mixed,
 }
 """Suites for ``topoopt instances generate parallelconfig --suite NAME --seed N``."""
 

@@ -87,7 +87,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from topoopt.parallelconfig.bounds import lower_bound, min_runs
+from topoopt.parallelconfig.bounds import lower_bound, min_runs, split_bound
 from topoopt.parallelconfig.formulations.grid_mip import MIN_SCALE, twins
 from topoopt.parallelconfig.instance import ParallelConfigInstance
 from topoopt.parallelconfig.solution import (
@@ -202,6 +202,19 @@ def _dp_rule(m: Any, k: int, s: int) -> Any:
     return m.tdp[k] >= _dp_need(m, k, s)
 
 
+def _dp_floor_rule(m: Any, k: int) -> Any:
+    if not pyo.value(m.across) or m.dp_floor[k] <= 0:
+        return pyo.Constraint.Skip
+    return m.tdp[k] >= m.dp_floor[k] * m.z[k]
+
+
+def _some_across_rule(m: Any, k: int) -> Any:
+    inside = [m.u[k, s, n] for s in range(m.p[k]) for n in m.N if (k, s, n) in m.U]
+    if not pyo.value(m.across) or len(inside) == 0:
+        return pyo.Constraint.Skip
+    return sum(inside) <= (m.p[k] - 1) * m.z[k]
+
+
 def _use(m: Any, k: int, n: int) -> Any:
     return sum(ln * m.q[k, a, ln, n] for a, ln in m.ON_NODE[k, n])
 
@@ -261,10 +274,24 @@ def build(
     configs: Sequence[tuple[int, int]] | None = None,
     symmetry: bool = True,
     cutoff: float | None = None,
+    runs: int | None = None,
+    across: bool = False,
 ) -> pyo.ConcreteModel:
-    """The model over ``configs`` (default: every admissible ``(d, p)``), with the symmetry
+    r"""The model over ``configs`` (default: every admissible ``(d, p)``), with the symmetry
     breaking constraints when ``symmetry`` and with ``cost <= cutoff`` (seconds, which also
-    limits the runs per replica) when a cutoff is given."""
+    limits the runs per replica) when a cutoff is given.
+
+    ``runs = H`` (one configuration only, whose node changes cost something) fixes the level:
+    at most ``H`` runs per replica and ``y = 1`` throughout, so that ``T_pp`` is priced at
+    ``H - 1`` node changes (a constant; ``parallelconfig/mip`` visits the levels ``H`` in
+    increasing order, so configurations of fewer runs were priced at their own level).
+
+    ``across=True`` keeps only the configurations with a stage across nodes (option B of
+    :mod:`topoopt.parallelconfig.bounds`; ``parallelconfig/mip`` settles option A exactly):
+    ``\sum_{s,n} u_{ksn} <= (p_k - 1) z_k`` and ``τdp_k >= L^{dp}_k z_k`` with ``L^{dp}_k``
+    the option's bound on ``T_dp``."""
+    if runs is not None and (configs is None or len(configs) != 1):
+        raise ValueError("runs needs exactly one configuration")
     chosen = (
         list(instance.configurations())
         if configs is None
@@ -294,6 +321,7 @@ def build(
     in_layer: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
     flow_keys: list[tuple[int, int, int]] = []
     tcomp, tpp_base, change, dp_cross, dp_saving, bounds, fewest = {}, {}, {}, {}, {}, [], {}
+    dp_floor: dict[int, float] = {}
     layered_of: dict[int, bool] = {}
     for k, (d, p) in enumerate(chosen):
         compute, params = instance.model.stages(p)
@@ -301,12 +329,20 @@ def build(
         tcomp[k] = (micro + p - 1) * max(compute)
         tpp_base[k] = micro * activation * (p - 1) / intra
         change[k] = micro * activation * (1 / cross - 1 / intra)
-        bounds.append(lower_bound(instance, d, p, (compute, params)).objective)
+        if across:
+            option = split_bound(instance, d, p, (compute, params))
+            dp_floor[k] = option.t_dp_s
+            bounds.append(option.objective)
+        else:
+            dp_floor[k] = 0.0
+            bounds.append(lower_bound(instance, d, p, (compute, params)).objective)
         limit = run_limit(instance, d, p, cutoff)
         layered = limit is not None
+        if layered and runs is not None:
+            limit = runs
         layered_of[k] = layered
         layers = limit if limit is not None else 1
-        fewest[k] = min_runs(capacities, p)
+        fewest[k] = min_runs(capacities, p) if runs is None else runs
         segs = _segments(p, largest)
         starts[k] = []
         for a, ln in segs:
@@ -374,6 +410,8 @@ def build(
     m.change = pyo.Param(m.K, initialize=change)
     m.min_runs = pyo.Param(m.K, initialize=fewest)
     m.layered = pyo.Param(m.K, initialize=layered_of, within=pyo.Boolean)
+    m.dp_floor = pyo.Param(m.K, initialize=dp_floor)
+    m.across = pyo.Param(initialize=across, within=pyo.Boolean)
     m.dp_cross = pyo.Param(m.COLUMNS, initialize=dp_cross)
     m.dp_saving = pyo.Param(m.COLUMNS, initialize=dp_saving)
     m.alpha = pyo.Param(initialize=instance.alpha)
@@ -400,6 +438,8 @@ def build(
     m.layer_order = pyo.Constraint(m.Y, rule=_layer_order_rule)
     m.fewest_runs = pyo.Constraint(m.Y, rule=_fewest_runs_rule)
     m.dp_time = pyo.Constraint(m.COLUMNS, rule=_dp_rule)
+    m.dp_least = pyo.Constraint(m.K, rule=_dp_floor_rule)
+    m.some_across = pyo.Constraint(m.K, rule=_some_across_rule)
     m.node_order = pyo.Constraint(m.TWINS, rule=_node_order_rule)
     m.scaled_cost = pyo.Expression(rule=_scaled_cost_rule)
     m.cost = pyo.Objective(expr=m.scaled_cost, sense=pyo.minimize)
@@ -437,7 +477,7 @@ def extract(model: pyo.ConcreteModel, instance: ParallelConfigInstance) -> Paral
             nodes_of.setdefault((a, ln), []).extend([n] * _count(model.q[kk, a, ln, n]))
     layered = bool(pyo.value(model.layered[k]))
     runs: dict[tuple[int, int], list[int]] = {}  # (h, a) -> a length per run left
-    for (kk, h, a, ln), count in sorted(left.items()):
+    for (_, h, a, ln), count in sorted(left.items()):
         runs.setdefault((h, a), []).extend([ln] * count)
     grid: list[list[int]] = []
     for _ in range(d):
@@ -531,6 +571,7 @@ def warm_start(model: pyo.ConcreteModel, solution: ParallelConfig) -> None:
     for k, s, n in model.U:
         inside = k == k0 and all(row[s] == n for row in nodes)
         model.u[k, s, n].set_value(1 if inside else 0)
+    longest = max(longest, model.min_runs[k0])  # a level prices its runs even if fewer
     for k, h in model.Y:
         model.y[k, h].set_value(1 if k == k0 and h < longest else 0)
     dp = [pyo.value(_dp_need(model, k, s)) for k, s in model.COLUMNS if k == k0]

@@ -27,19 +27,26 @@ the time left.
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import math
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
-from topoopt.parallelconfig.bounds import lower_bound
+from topoopt.parallelconfig.bounds import columns_inside, min_changes, split_bound
 from topoopt.parallelconfig.instance import ParallelConfigInstance
-from topoopt.parallelconfig.solution import ParallelConfig, evaluate, from_nodes, node_grid
+from topoopt.parallelconfig.solution import (
+    ParallelConfig,
+    evaluate,
+    from_nodes,
+    micro_batches_per_replica,
+    node_grid,
+)
 from topoopt.parallelconfig.solvers.greedy import best_packing
 
 METHODS = ("split", "joint")
@@ -69,6 +76,9 @@ class _SearchMip(MipSolver):
     family = "parallelconfig"
     exact = True
     gives_bound = True
+    levels: ClassVar[bool] = False
+    """Whether the split search visits each configuration by levels of runs per replica (the
+    formulation's ``build`` takes ``runs``)."""
 
     def start(
         self,
@@ -108,22 +118,26 @@ class SegmentMipSolver(_SearchMip):
 
     name = "parallelconfig/mip"
     formulation = "topoopt.parallelconfig.formulations.segment_mip"
+    levels = True
 
     def start(
         self,
         instance: ParallelConfigInstance,
         configs: list[Config] | None = None,
         cutoff: float | None = None,
+        runs: int | None = None,
         **opts: Any,
     ) -> ParallelConfig | None:
         """The cheapest greedy packing (:meth:`_SearchMip.start`), ``None`` when a replica of it
-        has more runs than the model allows under ``cutoff``."""
+        has more runs than the model allows (``runs``, or the limit under ``cutoff``)."""
         from topoopt.parallelconfig.formulations.segment_mip import run_limit, runs_of
 
         config = super().start(instance, configs, cutoff, **opts)
-        if config is None or cutoff is None:
+        if config is None or (cutoff is None and runs is None):
             return config
         limit = run_limit(instance, config.d, config.p, cutoff)
+        if limit is not None and runs is not None:
+            limit = runs
         rows = node_grid(instance, config)
         return config if limit is None or all(len(runs_of(r)) <= limit for r in rows) else None
 
@@ -176,6 +190,8 @@ class _Search:
         t0 = time.perf_counter()
         self.solver, self.instance, self.ctx, self.symmetry = solver, instance, ctx, symmetry
         self.bounds: dict[Config, float] = {}
+        self.split_bounds: dict[Config, float] = {}  # option B (a stage across nodes)
+        inside: dict[Config, float] = {}  # option A (every stage inside a node), exact
         stages: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self.all_bounded = True
         for i, (d, p) in enumerate(instance.configurations()):
@@ -184,11 +200,20 @@ class _Search:
                 break
             if p not in stages:
                 stages[p] = instance.model.stages(p)
-            self.bounds[d, p] = lower_bound(instance, d, p, stages[p]).objective
+            option_a = columns_inside(instance, d, p)
+            option_b = split_bound(instance, d, p, stages[p]).objective
+            self.split_bounds[d, p] = option_b
+            inside[d, p] = math.inf if option_a is None else option_a[0].objective
+            self.bounds[d, p] = min(option_b, inside[d, p])
         self.order = sorted(self.bounds, key=lambda c: (self.bounds[c], c))
         self.packed: dict[Config, tuple[float, list[list[int]]]] = {}
         self.best_value = math.inf
         self.best: ParallelConfig | None = None
+        if inside and min(inside.values()) < math.inf:  # option A: the best is exact
+            c = min(inside, key=lambda c: (inside[c], c))
+            option_a = columns_inside(instance, *c)
+            assert option_a is not None
+            self.offer(option_a[0].objective, option_a[1])
         for c in self.order:  # first pass: the incumbent from the greedy packings
             if self.bounds[c] >= self.best_value or (self.best is not None and ctx.expired()):
                 break
@@ -205,20 +230,31 @@ class _Search:
                 grid if isinstance(grid, ParallelConfig) else from_nodes(self.instance, grid)
             )
 
-    def solve(self, configs: list[Config]) -> tuple[TerminationReason, float]:
-        """Solve the model of ``configs`` with the cutoff at the incumbent; what the backend
-        says and the lower bound proven on the best cost of ``configs``."""
+    def solve(
+        self, configs: list[Config], runs: int | None = None, floor: float | None = None
+    ) -> tuple[TerminationReason, float]:
+        """Solve the model of ``configs`` (of one level ``runs`` when given) with the cutoff at
+        the incumbent; what the backend says and the lower bound proven on the best cost of
+        ``configs`` (at that level; ``floor`` its a priori bound)."""
         cost_of = importlib.import_module(self.solver.formulation).cost_of
         cutoff = self.best_value
+        level: dict[str, Any] = {} if not self.solver.levels else {"across": True}
+        if runs is not None:
+            level["runs"] = runs
         run = self.solver.run(
-            self.instance, self.ctx, configs=configs, symmetry=self.symmetry, cutoff=cutoff
+            self.instance,
+            self.ctx,
+            configs=configs,
+            symmetry=self.symmetry,
+            cutoff=cutoff,
+            **level,
         )
         self.build_s += run.build_s
         self.solve_s += run.solve_s
         if run.solution is not None:
             self.offer(evaluate(self.instance, run.solution), run.solution)
         outcome = run.outcome
-        bound = min(self.bounds[c] for c in configs)
+        bound = min(self.bounds[c] for c in configs) if floor is None else floor
         if outcome.termination is TerminationReason.INFEASIBLE:
             return TerminationReason.OPTIMAL, cutoff  # nothing below the cutoff
         if outcome.bound is not None:
@@ -246,41 +282,74 @@ class _Search:
             message=message,
         )
 
+    def first_level(self, c: Config) -> int | None:
+        """The fewest runs per replica of ``c`` (the level its bound assumes), ``None`` when the
+        search does not visit ``c`` by levels (node changes cost nothing, or the formulation
+        has no levels)."""
+        if not self.solver.levels:
+            return None
+        from topoopt.parallelconfig.formulations.segment_mip import run_limit
+
+        if run_limit(self.instance, *c, None) is None:
+            return None
+        return min_changes(self.instance.capacities, *c) + 1
+
+    def level_bound(self, c: Config, runs: int | None) -> float:
+        """The a priori bound of ``c`` at level ``runs``: its bound plus the node changes beyond
+        the fewest, each at ``β m A (1/B_cross - 1/B_intra)``."""
+        first = self.first_level(c)
+        if runs is None or first is None:
+            return self.split_bounds[c] if self.solver.levels else self.bounds[c]
+        inst = self.instance
+        m = micro_batches_per_replica(inst, c[0])
+        delta = 1 / inst.cross_bps - 1 / inst.intra_bps
+        change = inst.beta * m * inst.model.activation_bytes * delta
+        return self.split_bounds[c] + change * (runs - first)
+
     def split(self) -> Attempt:
-        """One model per configuration (module docstring)."""
-        proven: list[float] = []  # what is proven about each configuration examined
-        rest = len(self.order)  # the configurations from here on keep their a priori bound
-        solved = settled = 0
+        """One model per configuration, or per level of runs (module docstring)."""
+        proven: list[float] = []  # what is proven about each configuration (level) examined
+        heap: list[tuple[float, Config, int]] = []
+        for c in self.order:
+            first = self.first_level(c)
+            heap.append((self.level_bound(c, first), c, 0 if first is None else first))
+        heapq.heapify(heap)
+        solved = settled = levels = 0
         termination = TerminationReason.OPTIMAL
         stopped = False
-        for i, c in enumerate(self.order):
-            if self.bounds[c] >= self.best_value:
-                rest = i
+        while heap:
+            value, c, runs = heap[0]
+            if value >= self.best_value:
                 break
             if self.ctx.expired():
-                rest, stopped, termination = i, True, TerminationReason.TIME_LIMIT
+                stopped, termination = True, TerminationReason.TIME_LIMIT
                 break
+            heapq.heappop(heap)
             if c not in self.packed:
                 self.packed[c] = best_packing(self.instance, *c)
                 self.offer(*self.packed[c])
-            if self.packed[c][0] <= self.bounds[c]:
+            if self.packed[c][0] <= value:  # optimal for c: no later level is cheaper
                 settled += 1
-                proven.append(self.bounds[c])
+                proven.append(value)
                 continue
-            outcome, bound = self.solve([c])
+            outcome, bound = self.solve([c], runs or None, value)
             solved += 1
             proven.append(bound)
             if outcome is not TerminationReason.OPTIMAL:
                 termination = outcome
-        left = len(self.order) - rest
+            if runs and runs < c[1]:
+                levels += 1
+                heapq.heappush(heap, (self.level_bound(c, runs + 1), c, runs + 1))
+        left = len({c for _, c, _ in heap})
         note = f"{left} not reached (time limit)" if stopped else f"{left} pruned by the incumbent"
         if termination is not TerminationReason.OPTIMAL and not stopped:
             note += f"; an ILP ended with {termination.value}"
+        what = f" (one per level of runs; {levels} later levels)" if self.solver.levels else ""
         return self.attempt(
             termination,
-            min([*proven, *(self.bounds[c] for c in self.order[rest:])], default=self.best_value),
-            f"{len(self.order)} (d, p): {solved} solved by the ILP, {settled} settled by their "
-            f"lower bound, {note}",
+            min([*proven, *(item[0] for item in heap)], default=self.best_value),
+            f"{len(self.order)} (d, p): {solved} solved by the ILP{what}, {settled} settled by "
+            f"their lower bound, {note}",
         )
 
     def joint(self) -> Attempt:
