@@ -26,11 +26,37 @@ node and ``Q = sum_n floor(g_n / d)``, ``R = sum_n floor(g_n / p)``:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+
 from topoopt.parallelconfig.instance import ParallelConfigInstance
 from topoopt.parallelconfig.solution import Breakdown, breakdown, micro_batches_per_replica
 
 
-def min_runs(capacities: list[int], p: int) -> int:
+@functools.lru_cache(maxsize=64)
+def _descending(capacities: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(capacities, reverse=True))
+
+
+@functools.lru_cache(maxsize=4096)
+def fit(capacities: tuple[int, ...], size: int) -> int:
+    """``sum_n floor(g_n / size)``: blocks of ``size`` GPUs the nodes hold (cached: the search
+    asks it for every configuration).
+
+    Examples
+    --------
+    >>> fit((4, 3, 2), 2)
+    4
+    """
+    return sum(g // size for g in capacities)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fill_order(capacities: tuple[int, ...], d: int) -> tuple[int, ...]:
+    return tuple(sorted(range(len(capacities)), key=lambda n: (-(capacities[n] // d), n)))
+
+
+def min_runs(capacities: Sequence[int], p: int) -> int:
     """The fewest nodes whose GPUs add up to ``p`` or more: a replica of ``p`` stages visits at
     least that many nodes, so it has at least that many runs.
 
@@ -40,14 +66,14 @@ def min_runs(capacities: list[int], p: int) -> int:
     (3, 1)
     """
     total = 0
-    for k, g in enumerate(sorted(capacities, reverse=True), start=1):
+    for k, g in enumerate(_descending(tuple(capacities)), start=1):
         total += g
         if total >= p:
             return k
     return len(capacities) + 1  # more stages than GPUs: no configuration
 
 
-def min_changes(capacities: list[int], d: int, p: int) -> int:
+def min_changes(capacities: Sequence[int], d: int, p: int) -> int:
     """``k`` of the module docstring: the fewest cross-node boundaries of the slowest replica
     of ``d`` replicas of ``p`` stages.
 
@@ -57,7 +83,7 @@ def min_changes(capacities: list[int], d: int, p: int) -> int:
     (0, 0, 1)
     """
     crossings = min_runs(capacities, p) - 1
-    if p > 1 and sum(g // p for g in capacities) < d:
+    if p > 1 and fit(tuple(capacities), p) < d:
         crossings = max(crossings, 1)
     return crossings
 
@@ -82,12 +108,11 @@ def columns_inside(
     >>> grid, round(value.objective, 6)
     ([[0, 0, 1, 1], [0, 0, 1, 1]], 0.193)
     """
-    capacities = instance.capacities
-    if d < 2 or sum(g // d for g in capacities) < p:
+    capacities = instance.gpu_counts
+    if d < 2 or fit(capacities, d) < p:
         return None
-    order = sorted(range(len(capacities)), key=lambda n: (-(capacities[n] // d), n))
     column_nodes: list[int] = []
-    for n in order:
+    for n in _fill_order(capacities, d):
         column_nodes += [n] * min(capacities[n] // d, p - len(column_nodes))
         if len(column_nodes) == p:
             break
@@ -131,11 +156,11 @@ def split_bound(
     compute, params = instance.model.stages(p) if stages is None else stages
     m = micro_batches_per_replica(instance, d)
     intra, cross = instance.intra_bps, instance.cross_bps
-    capacities = instance.capacities
+    capacities = instance.gpu_counts
     t_comp = (m + p - 1) * max(compute)
     t_dp = 0.0
     if d > 1:
-        single = sum(g // d for g in capacities)
+        single = fit(capacities, d)
         ranked = sorted(params, reverse=True)
         factor = 2 * (d - 1) / d
         t_dp = factor * ranked[0] / (intra if single >= 1 else cross)

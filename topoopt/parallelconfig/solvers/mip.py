@@ -55,7 +55,7 @@ MAX_GPUS = 1024
 """Largest job (GPUs) ``parallelconfig/paper-mip`` builds models for."""
 MAX_CELL_NODES = 100_000
 """Most assignment variables (``r ·`` nodes) of ``parallelconfig/paper-mip``'s largest model."""
-CHECK_EVERY = 256
+CHECK_EVERY = 16
 """Configurations between two looks at the clock while the bounds are computed."""
 
 Config = tuple[int, int]
@@ -292,7 +292,7 @@ class _Search:
 
         if run_limit(self.instance, *c, None) is None:
             return None
-        return min_changes(self.instance.capacities, *c) + 1
+        return min_changes(self.instance.gpu_counts, *c) + 1
 
     def level_bound(self, c: Config, runs: int | None) -> float:
         """The a priori bound of ``c`` at level ``runs``: its bound plus the node changes beyond
@@ -309,11 +309,9 @@ class _Search:
     def split(self) -> Attempt:
         """One model per configuration, or per level of runs (module docstring)."""
         proven: list[float] = []  # what is proven about each configuration (level) examined
-        heap: list[tuple[float, Config, int]] = []
-        for c in self.order:
-            first = self.first_level(c)
-            heap.append((self.level_bound(c, first), c, 0 if first is None else first))
-        heapq.heapify(heap)
+        # (bound, c, runs): runs -1 before c's levels are known (its bound is then the smaller
+        # of options A and B), 0 for a configuration without levels, else the level
+        heap: list[tuple[float, Config, int]] = [(self.bounds[c], c, -1) for c in self.order]
         solved = settled = levels = 0
         termination = TerminationReason.OPTIMAL
         stopped = False
@@ -325,6 +323,11 @@ class _Search:
                 stopped, termination = True, TerminationReason.TIME_LIMIT
                 break
             heapq.heappop(heap)
+            if runs == -1:  # option A is the incumbent or worse: c's option B from here on
+                first = self.first_level(c)
+                level = 0 if first is None else first
+                heapq.heappush(heap, (self.level_bound(c, first), c, level))
+                continue
             if c not in self.packed:
                 self.packed[c] = best_packing(self.instance, *c)
                 self.offer(*self.packed[c])
