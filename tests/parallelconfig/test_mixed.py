@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 import topoopt
+from topoopt.core.seeding import make_rng
 from topoopt.core.status import SolutionStatus
-from topoopt.parallelconfig.generate import mixed
+from topoopt.parallelconfig import ParallelConfigInstance
+from topoopt.parallelconfig.generate import mixed, transformer
 from topoopt.partition.generate import tpa_64_mixed
 from topoopt.partition.intra import sub_instances
+from topoopt.testing.slow import measure
 
 SHIPPED = Path(__file__).resolve().parents[2] / "instances" / "partition" / "tpa-64-mixed"
 
@@ -60,3 +63,30 @@ def test_heuristic_ilp_proves_every_cluster_of_a_mixed_tpa_64_job() -> None:
 @pytest.mark.parametrize("index", [0, 1])
 def test_heuristic_ilp_proves_every_cluster_of_the_other_mixed_tpa_64_jobs(index: int) -> None:
     _heuristic_ilp_proves_every_cluster(index)
+
+
+def ten_times() -> list[ParallelConfigInstance]:
+    """10× the largest generated instances: ``scaling``'s 128 nodes of 8 GPUs and ``mixed``'s
+    160 nodes, each times ten (the 6.7B model; a 96-layer model with 512 micro-batches, 22,108
+    configurations)."""
+    rng = make_rng(11)
+    nodes = [(f"n{i}", int(rng.integers(2, 9))) for i in range(1600)]
+    return [
+        ParallelConfigInstance(
+            "scaling-10x", [(f"n{i}", 8) for i in range(1280)], 2400.0, 200.0, transformer(32, 4096)
+        ),
+        ParallelConfigInstance(
+            "mixed-10x", nodes, 2400.0, 200.0, transformer(96, 4096, micro_batches=512)
+        ),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["parallelconfig/mip", "parallelconfig/greedy"])
+def test_ten_times_larger_instances_end_within_the_time_limit(solver: str) -> None:
+    for inst in ten_times():
+        m = measure(solver, inst, time_limit=1.0)
+        assert m.within, (inst.name, m.wall_s, m.result)
+        assert m.result.status >= SolutionStatus.FEASIBLE, m.result
+    refused = topoopt.get_solver("parallelconfig/paper-mip").unsupported_reason(ten_times()[0])
+    assert refused is not None and "exceed the paper ILP's 1024" in refused
