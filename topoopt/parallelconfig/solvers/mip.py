@@ -3,26 +3,35 @@
 ``parallelconfig/paper-mip`` (the model as SpiderFlow describes it, a binary per replica, stage
 and node: :mod:`topoopt.parallelconfig.formulations.grid_mip`). Both run the same search.
 
-``method="split"`` (default; SpiderFlow's "ILP plus enumeration of (d, p)"): the admissible
-``(d, p)`` are sorted by their lower bound (:mod:`topoopt.parallelconfig.bounds`). A first pass
-packs each of them greedily (replica- and stage-major, :func:`best_packing`) while its bound is
-below the best packing found, which becomes the incumbent. The second pass visits them again;
-a configuration is
+``method="split"`` (default; SpiderFlow's "ILP plus enumeration of (d, p)"). For each
+admissible ``(d, p)`` with ``d >= 2``, option A (every stage inside one node) has an exact
+optimum with a configuration (:func:`~topoopt.parallelconfig.bounds.columns_inside`); the best
+of them over all ``(d, p)`` is the first incumbent. Option B (some stage across nodes) has a
+lower bound (:func:`~topoopt.parallelconfig.bounds.split_bound`). A first pass packs the
+configurations greedily (replica- and stage-major, :func:`best_packing`) by increasing bound
+while the bound is below the incumbent. Then a heap of items is popped by increasing bound:
+a configuration at the smaller of its two bounds, replaced when popped by its option B — for
+``parallelconfig/mip`` at its first *level* of runs per replica (the fewest runs the node sizes
+allow), then level after level. An item is
 
-* *pruned* when its lower bound reaches the incumbent (it cannot improve it; being sorted, so
-  can none after it),
-* *settled* when its greedy packing attains its lower bound (it is then optimal for it),
-* *solved* otherwise: the ILP of that ``(d, p)`` alone with the cutoff ``cost <= incumbent``
-  (a proof that it cannot beat the incumbent is then a proof of infeasibility, which stops as
-  soon as the search tree's bound passes the incumbent), warm started from its packing when
-  that meets the cutoff.
+* *pruned* when its bound reaches the incumbent (so does every item left: they are sorted),
+* *settled* when the configuration's greedy packing attains the bound (no later level is
+  cheaper),
+* *solved* otherwise: the ILP of that ``(d, p)`` (and level) alone with the cutoff ``cost <=
+  incumbent`` (a proof that it cannot beat the incumbent is then a proof of infeasibility,
+  which stops as soon as the search tree's bound passes the incumbent), warm started from its
+  packing when that fits the model; then the next level is pushed.
 
-The bound is the smallest over the configurations of what is proven about each (its optimum,
-the incumbent for an infeasible cutoff model, its a priori bound when pruned or not reached);
-the result is proven optimal when every configuration was pruned, settled or solved to the end
-with gap 0. ``method="joint"``: one ILP over all configurations whose lower bound is below the
-incumbent, with the same cutoff. Both check the time limit between models and give each model
-the time left.
+At level ``H`` the segment ILP allows at most ``H`` runs per replica and prices ``T_pp`` at
+``H - 1`` node changes (a constant), so its relaxation has no maximum over replicas to average
+away; configurations with fewer runs were priced at their own, earlier level. The bound is the
+smallest over the items of what is proven about each (the ILP's bound, the incumbent for an
+infeasible cutoff model, the a priori bound when pruned or not reached); the result is proven
+optimal when every item was pruned, settled or solved to the end with gap 0.
+``method="joint"``: one ILP over all configurations whose bound is below the incumbent, with
+the same cutoff (the segment ILP: option B, the run count a variable). Both check the time
+limit between models and give each model the time left; the bounds are computed with a look
+at the clock every :data:`CHECK_EVERY` configurations.
 """
 
 from __future__ import annotations
