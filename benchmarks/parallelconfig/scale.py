@@ -95,9 +95,10 @@ def summarise(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "# parallelconfig MIPs on mixed-size clusters (issue #25)",
         "",
         f"Python {platform.python_version()}, {platform.machine()}, topoopt "
-        f"{topoopt.__version__}; suite `mixed` (2–16 nodes of 2–8 GPUs), seeds "
+        f"{topoopt.__version__}; suite `mixed` (nodes of 2–8 GPUs), seeds "
         f"{' '.join(map(str, args.seeds))}, {args.count} instances per seed for "
-        f"`parallelconfig/mip`, the first {args.paper_count} of each seed for "
+        f"`parallelconfig/mip` ({args.min_nodes}–16 nodes per job), the first "
+        f"{args.paper_count} of each seed for "
         f"`parallelconfig/paper-mip` and {args.scip_count} for `mip` on SCIP; time limit "
         f"{args.time_limit:g} s (mip) and "
         f"{args.paper_time_limit:g} s (paper-mip); HiGHS unless marked; wall time around "
@@ -106,7 +107,8 @@ def summarise(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"Command: `python benchmarks/parallelconfig/scale.py --seeds "
         f"{' '.join(map(str, args.seeds))} --count {args.count} --paper-count "
         f"{args.paper_count} --scip-count {args.scip_count} --time-limit {args.time_limit:g} "
-        f"--paper-time-limit {args.paper_time_limit:g} --out benchmarks/parallelconfig/results`",
+        f"--paper-time-limit {args.paper_time_limit:g} --min-nodes {args.min_nodes} --report "
+        f"{args.report} --out benchmarks/parallelconfig/results`",
         "",
         HEADER.format(what="seed | solver").replace("|---|", "|---|---|", 1),
     ]
@@ -141,13 +143,16 @@ def main() -> None:
     parser.add_argument("--scip-count", type=int, default=0, help="of them for mip on SCIP")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--paper-time-limit", type=float, default=10.0)
+    parser.add_argument("--min-nodes", type=int, default=2, help="nodes per job, at least")
+    parser.add_argument("--report", default="scale", help="stem of the output files")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    with (args.out / "scale_runs.jsonl").open("w") as sink:
+    with (args.out / f"{args.report}_runs.jsonl").open("w") as sink:
         for seed in args.seeds:
-            for i, inst in enumerate(mixed(seed=seed, count=args.count)):
+            suite = mixed(seed=seed, count=args.count, min_nodes=args.min_nodes)
+            for i, inst in enumerate(suite):
                 plan = [("mip[highs]", "parallelconfig/mip", {"time_limit": args.time_limit})]
                 if i < args.scip_count:
                     plan.append(
@@ -182,7 +187,7 @@ def main() -> None:
                         flush=True,
                     )
                 records += done
-    (args.out / "scale.md").write_text(summarise(records, args))
+    (args.out / f"{args.report}.md").write_text(summarise(records, args))
 
 
 if __name__ == "__main__":

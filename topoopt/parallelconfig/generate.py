@@ -243,11 +243,12 @@ def mixed_instance(
     *,
     max_nodes: int = 16,
     node_gpus: tuple[int, int] = (2, 8),
+    min_nodes: int = 2,
 ) -> ParallelConfigInstance:
-    """A transformer of :data:`MIXED_MODELS` on ``2..max_nodes`` nodes of ``node_gpus[0]`` to
-    ``node_gpus[1]`` GPUs each (drawn independently: a cluster's leftovers), bandwidths and
-    micro-batches from the module's lists."""
-    count = int(rng.integers(2, max_nodes + 1))
+    """A transformer of :data:`MIXED_MODELS` on ``min_nodes..max_nodes`` nodes of
+    ``node_gpus[0]`` to ``node_gpus[1]`` GPUs each (drawn independently: a cluster's
+    leftovers), bandwidths and micro-batches from the module's lists."""
+    count = int(rng.integers(min_nodes, max_nodes + 1))
     low, high = node_gpus
     nodes = [(f"n{k}", int(rng.integers(low, high + 1))) for k in range(count)]
     model_name = list(MIXED_MODELS)[int(rng.integers(0, len(MIXED_MODELS)))]
@@ -263,15 +264,22 @@ def mixed_instance(
     )
 
 
-def mixed(seed: int = 0, count: int = 20, nodes: int = 16) -> list[ParallelConfigInstance]:
-    """``count`` transformer jobs on ``2..nodes`` nodes of 2 to 8 GPUs each (mixed sizes, up to
-    ``8 · nodes`` GPUs; ``nodes`` from 2 to 160): the scale suite of ``parallelconfig/mip``
-    (issue #25: 16 nodes, up to 128 GPUs, proven within 2 s)."""
+def mixed(
+    seed: int = 0, count: int = 20, nodes: int = 16, min_nodes: int = 2
+) -> list[ParallelConfigInstance]:
+    """``count`` transformer jobs on ``min_nodes..nodes`` nodes of 2 to 8 GPUs each (mixed
+    sizes, up to ``8 · nodes`` GPUs; ``nodes`` from 2 to 160): the scale suite of
+    ``parallelconfig/mip`` (issue #25: 16 nodes, up to 128 GPUs, proven within 2 s)."""
     seed = normalize_seed(seed)
     count = option_int("count", count, 1, MAX_COUNT)
     top = option_int("nodes", nodes, 2, 160)
+    low = option_int("min_nodes", min_nodes, 2, top)
     rng = make_rng(seed)
-    return [mixed_instance(rng, f"mixed-{seed}-{i}", max_nodes=top) for i in range(count)]
+    name = "mixed" if low == 2 else f"mixed{low}"
+    return [
+        mixed_instance(rng, f"{name}-{seed}-{i}", max_nodes=top, min_nodes=low)
+        for i in range(count)
+    ]
 
 
 def examples() -> list[ParallelConfigInstance]:

@@ -220,7 +220,10 @@ def _use(m: Any, k: int, n: int) -> Any:
 
 
 def _node_order_rule(m: Any, k: int, n: int, twin: int) -> Any:
-    return _use(m, k, n) >= _use(m, k, twin)
+    first, second = _use(m, k, n), _use(m, k, twin)
+    if isinstance(first, int) and isinstance(second, int):  # no segment fits either node
+        return pyo.Constraint.Skip
+    return first >= second
 
 
 def _scaled_cost_rule(m: Any) -> Any:
@@ -351,6 +354,8 @@ def build(
                 if layered
                 else [0]
             )
+            if not hs:  # no replica of at most `layers` runs has this run: no variables
+                continue
             layers_of[k, a, ln] = hs
             fits[k, a, ln] = [n for n, g in enumerate(capacities) if ln <= g]
             for n in fits[k, a, ln]:
