@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import topoopt
-from topoopt.cli import MAX_MESSAGE_CHARS, main, printable
+from topoopt.cli import main
+from topoopt.cli.output import MAX_MESSAGE_CHARS, printable
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.gpuselect.generate import examples as gpuselect_examples

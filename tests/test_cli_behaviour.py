@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 
 import topoopt
 from topoopt.bench.runner import plan
-from topoopt.cli import WIDE_TABLE, main
+from topoopt.cli import main
+from topoopt.cli.output import WIDE_TABLE
 from topoopt.core.errors import UnknownSolverError
 from topoopt.core.registry import (
     families,

@@ -7,9 +7,12 @@ import itertools
 import math
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from topoopt.clusterselect.generate import random_graph
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.crosscluster.graph import ClusterGraph, Link
 
@@ -317,3 +320,81 @@ def test_error_path_prefix_is_the_callers() -> None:
     with pytest.raises(InvalidInstanceError) as info:
         ClusterGraph(ABC, [("a", "b", 1.0), ("b", "z", 1.0)], path="net.links")
     assert info.value.field == "net.links[1].b"
+
+
+# ------------------------------------------- larger graphs: the array code against plain rules
+
+
+def plain_widest_from(graph: ClusterGraph, source: str) -> dict[str, float]:
+    """Eq. 1 by a max-min Dijkstra over the links (no spanning tree): the widest path found so
+    far is extended from the cluster whose width is largest."""
+    import heapq
+
+    width = {name: -math.inf for name in graph.clusters}
+    width[source] = math.inf
+    heap = [(-math.inf, source)]
+    done: set[str] = set()
+    neighbours: dict[str, list[tuple[str, float]]] = {c: [] for c in graph.clusters}
+    for lk in graph.links:
+        neighbours[lk.a].append((lk.b, lk.bandwidth_gbps))
+        neighbours[lk.b].append((lk.a, lk.bandwidth_gbps))
+    while heap:
+        _, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        for v, b in neighbours[u]:
+            if min(width[u], b) > width[v]:
+                width[v] = min(width[u], b)
+                heapq.heappush(heap, (-width[v], v))
+    return width
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(10, 300))
+def test_tree_queries_equal_plain_rules_on_larger_graphs(seed: int, n: int) -> None:
+    """Deep trees (many BFS layers): widest paths, bottlenecks and hops of the array code
+    against a max-min Dijkstra, pairwise minima and networkx's BFS."""
+    rng = np.random.default_rng(seed)
+    clusters, links = random_graph(rng, n, extra_links=int(rng.integers(0, n + 1)))
+    graph = ClusterGraph([c for c, _ in clusters], links)
+    g = graph.to_networkx()
+    best = nx.maximum_spanning_tree(g, weight="bandwidth_gbps")
+    assert sum(b for _, _, b in graph.spanning_tree) == best.size(weight="bandwidth_gbps")
+    sources = [graph.clusters[int(i)] for i in rng.choice(n, size=min(n, 5), replace=False)]
+    rows = {u: plain_widest_from(graph, u) for u in sources}
+    for u in sources:
+        assert graph.widest_from(u) == [rows[u][v] for v in graph.clusters]
+        assert graph.hops_from(u) == nx.single_source_shortest_path_length(g, u)
+    for _ in range(10):
+        members = [graph.clusters[int(i)] for i in rng.choice(n, size=int(rng.integers(2, 8)))]
+        expected = min(
+            (plain_widest_from(graph, u)[v] for u, v in itertools.combinations(members, 2)),
+            default=math.inf,
+        )
+        assert graph.bottleneck(members) == expected, members
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(10, 120))
+def test_total_latency_equals_networkx_with_and_without_kept_rows(seed: int, n: int) -> None:
+    """The early-stopped Dijkstra, the kept rows and the kept totals give networkx's sum,
+    exactly (whole-millisecond latencies add exactly)."""
+    rng = np.random.default_rng(seed)
+    clusters, links = random_graph(rng, n)
+    names = [c for c, _ in clusters]
+    lengths = dict(
+        nx.all_pairs_dijkstra_path_length(
+            ClusterGraph(names, links).to_networkx(), weight="latency_ms"
+        )
+    )
+    for _ in range(5):
+        members = sorted({names[int(i)] for i in rng.choice(n, size=int(rng.integers(2, 12)))})
+        expected = sum(lengths[u][v] for u, v in itertools.combinations(members, 2))
+        fresh = ClusterGraph(names, links)
+        assert fresh.total_latency(members) == expected
+        assert fresh.total_latency(reversed(members)) == expected  # the kept total
+        kept = ClusterGraph(names, links)
+        for name in members[::2]:  # some rows kept, the others searched
+            kept.latency_row(kept.index[name])
+        assert kept.total_latency(members) == expected

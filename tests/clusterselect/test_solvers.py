@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 import topoopt
 from topoopt.clusterselect import ClusterSelectInstance, check, evaluate, key
 from topoopt.clusterselect.generate import random_instance
-from topoopt.clusterselect.solvers.oracle import fewest_clusters
-from topoopt.clusterselect.solvers.spinsearch import fill, spinsearch
+from topoopt.clusterselect.solvers.oracle import EnumerateSolver, fewest_clusters
+from topoopt.clusterselect.solvers.spinsearch import STOPPED, fill, spinsearch
 from topoopt.core.backends import available_backends
 from topoopt.core.result import clean
-from topoopt.core.status import SolutionStatus
+from topoopt.core.solver import SolveContext
+from topoopt.core.status import SolutionStatus, TerminationReason
 
 from .strategies import any_instances
 
@@ -369,3 +370,27 @@ def test_mip_equals_oracle_on_many_generated_instances() -> None:
         oracle = topoopt.solve(inst, "clusterselect/enumerate")
         for backend in BACKENDS:
             assert_same_key(topoopt.solve(inst, "clusterselect/mip", backend=backend), oracle)
+
+
+# ------------------------------------------------------------- stopped by the time limit
+
+
+def test_expand_all_stopped_at_once_keeps_the_first_radius() -> None:
+    inst = hop_instance(8)  # radii 1 and 2 hold the task
+    take, how = spinsearch(inst, expand="all", expired=lambda: True)
+    assert how == f"hop expansion from s, best radius 1{STOPPED}"
+    assert take == spinsearch(inst)[0]
+
+
+@settings(max_examples=40)
+@given(inst=any_instances())
+def test_oracle_stopped_at_once_returns_a_feasible_set_of_the_fewest_clusters(
+    inst: ClusterSelectInstance,
+) -> None:
+    ctx = SolveContext(backend=None, time_limit=1e-9, seed=0)
+    attempt = EnumerateSolver()._solve(inst, ctx)
+    assert attempt.termination is TerminationReason.TIME_LIMIT
+    assert check(inst, attempt.solution) == []
+    k = fewest_clusters(inst.free, inst.demand)
+    assert len(attempt.solution.chosen()) == k
+    assert attempt.bound == k

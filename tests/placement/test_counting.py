@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topoopt.placement.targets import CountingBound, LagrangianCounting, target_pairs
+from topoopt.placement.exact_mip.targets import CountingBound, LagrangianCounting, target_pairs
 
 from .strategies import small_instances
 from .test_properties import _feasible_by_brute_force

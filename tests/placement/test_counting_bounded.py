@@ -7,8 +7,8 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topoopt.placement import targets
-from topoopt.placement.targets import CountingBound, target_pairs
+from topoopt.placement.exact_mip import targets
+from topoopt.placement.exact_mip.targets import CountingBound, target_pairs
 
 from .strategies import small_instances
 

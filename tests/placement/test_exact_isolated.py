@@ -9,9 +9,9 @@ import pytest
 import topoopt
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import PlacementInstance, check
-from topoopt.placement.sides import Sides
+from topoopt.placement.exact_mip.sides import Sides
+from topoopt.placement.exact_mip.targets import Constructions
 from topoopt.placement.solvers import mip
-from topoopt.placement.targets import Constructions
 
 
 @pytest.mark.parametrize(

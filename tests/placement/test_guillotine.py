@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from topoopt.placement import check
-from topoopt.placement.targets import guillotine, target_pairs
+from topoopt.placement.exact_mip.targets import guillotine, target_pairs
 
 from .strategies import small_instances
 

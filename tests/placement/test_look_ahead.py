@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topoopt.placement import PlacementInstance, check
-from topoopt.placement.sides import Sides
+from topoopt.placement.exact_mip.sides import Sides
+from topoopt.placement.exact_mip.targets import CountingBound, iter_target_pairs
 from topoopt.placement.solution import Placement, evaluate
 from topoopt.placement.solvers.mip import LookAhead, _constructive_incumbent, _look_ahead
-from topoopt.placement.targets import CountingBound, iter_target_pairs
 
 from .strategies import small_instances, tight_instances
 

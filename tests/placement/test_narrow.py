@@ -10,10 +10,11 @@ from hypothesis import given, settings
 import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.status import SolutionStatus, TerminationReason
-from topoopt.placement import PlacementInstance, check, narrow
+from topoopt.placement import PlacementInstance, check
+from topoopt.placement.exact_mip import narrow
+from topoopt.placement.exact_mip.narrow import MAX_JOINT_PODS, decide, orientations
 from topoopt.placement.formulations import exact
 from topoopt.placement.instance import Minipod
-from topoopt.placement.narrow import MAX_JOINT_PODS, decide, orientations
 from topoopt.placement.solution import Placement
 
 from .strategies import small_instances, tight_instances

@@ -14,16 +14,16 @@ from topoopt.core.mip import solve_model
 from topoopt.core.registry import solver_names
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import Placement, check, evaluate
-from topoopt.placement.formulations import coarse, exact
-from topoopt.placement.solution import dp_spread, pp_spread
-from topoopt.placement.solvers.oracle import enumerate_naive
-from topoopt.placement.targets import (
+from topoopt.placement.exact_mip.targets import (
     CountingBound,
     block_design,
     monochrome_columns,
     monochrome_rows,
     target_pairs,
 )
+from topoopt.placement.formulations import coarse, exact
+from topoopt.placement.solution import dp_spread, pp_spread
+from topoopt.placement.solvers.oracle import enumerate_naive
 
 from .strategies import small_instances
 

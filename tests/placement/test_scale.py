@@ -27,8 +27,8 @@ import topoopt
 from topoopt.core.registry import solver_names
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import Minipod, PlacementInstance, check, spread
+from topoopt.placement.exact_mip.targets import Constructions, TargetPair, iter_target_pairs
 from topoopt.placement.solvers import baselines, mip, topo_aware
-from topoopt.placement.targets import Constructions, TargetPair, iter_target_pairs
 
 from .strategies import small_instances
 

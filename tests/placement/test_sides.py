@@ -1,5 +1,5 @@
-"""One-sided packing (``topoopt.placement.sides``): the relaxation never refutes a feasible
-pair, the packing is exact for its own question, and the construction places within the
+"""One-sided packing (``topoopt.placement.exact_mip.sides``): the relaxation never refutes a
+feasible pair, the packing is exact for its own question, and the construction places within the
 pair; all against the naive search of ``test_narrow``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topoopt.placement import PlacementInstance, check
-from topoopt.placement.sides import Sides, pack
+from topoopt.placement.exact_mip.sides import Sides, pack
 
 from .strategies import small_instances
 from .test_narrow import _feasible_by_search, _within

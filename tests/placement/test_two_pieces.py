@@ -1,6 +1,6 @@
-"""The combinatorial packing with two pieces per group (``topoopt.placement.two_pieces``)
-against the packing integer programme of ``topoopt.placement.sides``, which it replaces for
-``most = 2``; every packing it returns is checked cell by cell."""
+"""The combinatorial packing with two pieces per group (``topoopt.placement.exact_mip.two_pieces``)
+against the packing integer programme of ``topoopt.placement.exact_mip.sides``, which it replaces
+for ``most = 2``; every packing it returns is checked cell by cell."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topoopt.placement import sides
-from topoopt.placement.two_pieces import pack_two
+from topoopt.placement.exact_mip import sides
+from topoopt.placement.exact_mip.two_pieces import pack_two
 
 
 @st.composite

@@ -13,9 +13,9 @@ import topoopt
 from topoopt.core.mip import solve_model
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement import check
+from topoopt.placement.exact_mip.typed import decide, orientations
 from topoopt.placement.formulations import exact
 from topoopt.placement.generate import uneven
-from topoopt.placement.typed import decide, orientations
 
 from .strategies import small_instances, tight_instances
 from .test_narrow import _feasible_by_search, _within
@@ -77,10 +77,10 @@ def test_decomposition_deciding_by_group_types_equals_the_oracle(instance):
     the narrow test, so that every pair the counting bound and the one-sided packing leave is
     decided by it (on the tight instances, most of their pairs with a 2): same optimum as the
     enumeration."""
-    from topoopt.placement import typed
-    from topoopt.placement.sides import Sides
+    from topoopt.placement.exact_mip import typed
+    from topoopt.placement.exact_mip.sides import Sides
+    from topoopt.placement.exact_mip.targets import Constructions
     from topoopt.placement.solvers import mip
-    from topoopt.placement.targets import Constructions
 
     oracle = topoopt.solve(instance, "placement/enumerate")
     with pytest.MonkeyPatch.context() as patch:

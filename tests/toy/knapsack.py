@@ -14,13 +14,22 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import topoopt
 from topoopt.core import schema
 from topoopt.core import validate as v
-from topoopt.core.errors import InvalidSolutionError
-from topoopt.core.family import FORMAT_VERSION, Family, Instance, ReportSection, Sense
+from topoopt.core.errors import InvalidOptionError, InvalidSolutionError
+from topoopt.core.family import (
+    FORMAT_VERSION,
+    Family,
+    Importer,
+    ImportOption,
+    Instance,
+    ReportSection,
+    Sense,
+)
 from topoopt.core.formulation import MipSolver as BaseMipSolver
 from topoopt.core.safejson import FileAccess
 from topoopt.core.solver import Attempt, SolveContext, Solver
@@ -165,6 +174,37 @@ def random_suite(*, seed: int = 0, count: int = 6, items: int = 8) -> list[Knaps
     return out
 
 
+def slow_examples() -> list[KnapsackInstance]:
+    """The family's slow instances (``Family.slow_examples``): a knapsack of 40 items, whose
+    2^40 subsets no enumeration finishes."""
+    return random_suite(seed=7, count=1, items=40)
+
+
+def import_items(name: str | None, *, items: str, capacity: int) -> tuple[KnapsackInstance, str]:
+    """A knapsack from a CSV file of ``name,weight,value`` lines (the importer of the family,
+    ``topoopt instances import knapsack``)."""
+    rows = [line.split(",") for line in Path(items).read_text().splitlines() if line.strip()]
+    if any(len(row) != 3 for row in rows):
+        raise InvalidOptionError(f"--items: {items}: every line must be name,weight,value")
+    chosen = tuple(Item(row[0].strip(), int(row[1]), int(row[2])) for row in rows)
+    instance = KnapsackInstance(name or Path(items).stem, capacity, chosen)
+    return instance, f"{len(chosen)} items, capacity {capacity}"
+
+
+IMPORTER = Importer(
+    build=import_items,
+    help="A knapsack from a CSV file of items and a capacity.",
+    options=(
+        ImportOption(
+            "items", "--items", "CSV file: name,weight,value per line.", required=True, is_file=True
+        ),
+        ImportOption(
+            "capacity", "--capacity", "Capacity of the knapsack.", type=int, required=True
+        ),
+    ),
+)
+
+
 def value_section(records: Sequence[dict[str, Any]], ctx: Any) -> list[Any]:
     """Report section: the mean value each solver reaches, per size class."""
     from topoopt.bench.analysis import has_solution, mean_by, solver_labels
@@ -209,11 +249,13 @@ FAMILY = Family(
     metrics=metrics,
     size=lambda instance: {"items": len(instance.items)},
     examples=examples,
+    slow_examples=slow_examples,
     generators={"random": random_suite},
     oracle="knapsack/enumerate",
     tags=tags,
     report_sections=(ReportSection("Knapsack: value per size class", f"{__name__}:value_section"),),
     schema=SCHEMA,
+    importer=IMPORTER,
 )
 
 

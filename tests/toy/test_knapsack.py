@@ -61,6 +61,39 @@ def test_round_trip_and_listing(tmp_path: Path) -> None:
     assert "knapsack" in topoopt.families()
 
 
+@pytest.mark.usefixtures("knapsack")
+def test_import_and_slow_instances_come_from_the_family(tmp_path: Path) -> None:
+    """``instances import`` and the conformance time-limit check use the plug-in's own
+    declarations; nothing in topoopt names the family."""
+    from topoopt.testing.slow import slow_examples
+
+    items = tmp_path / "items.csv"
+    items.write_text("a,3,4\nb,4,5\nc,2,3\n")
+    runner = CliRunner()
+    listed = runner.invoke(main, ["instances", "import", "--help"])
+    assert listed.exit_code == 0 and "knapsack" in listed.output
+    out = tmp_path / "k.json"
+    made = runner.invoke(
+        main,
+        ["instances", "import", "knapsack", "--items", str(items), "--capacity", "5",
+         "--out", str(out)],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert "3 items, capacity 5" in made.output
+    assert topoopt.solve(topoopt.load(out), "knapsack/enumerate").objective == 7.0  # a + c
+    missing = runner.invoke(main, ["instances", "import", "knapsack", "--out", str(out)])
+    assert missing.exit_code == 2 and "Missing option '--items'" in missing.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,3\n")
+    refused = runner.invoke(
+        main,
+        ["instances", "import", "knapsack", "--items", str(bad), "--capacity", "5",
+         "--out", str(out)],
+    )  # fmt: skip
+    assert refused.exit_code == 2 and "--items:" in refused.output
+    assert [x.name for x in slow_examples("knapsack")] == ["random-7-0"]
+
+
 def test_not_registered_outside_the_fixture() -> None:
     assert "knapsack" not in topoopt.families()
 

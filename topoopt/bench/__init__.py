@@ -10,8 +10,9 @@
 * :mod:`~topoopt.bench.analysis` — pure functions from records to the report's numbers;
 * :mod:`~topoopt.bench.sections` — family-specific report sections (``register_section``);
 * :mod:`~topoopt.bench.report`, :mod:`~topoopt.bench.document`, :mod:`~topoopt.bench.plots`
-  — the Markdown / HTML / PNG report;
-* :mod:`~topoopt.bench.cli` — ``topoopt instances``, ``topoopt bench``, ``topoopt report``.
+  — the Markdown / HTML / PNG report.
+
+The commands ``topoopt bench`` and ``topoopt report`` are in :mod:`topoopt.cli.bench`.
 
 See ``docs/bench.md``.
 """

@@ -93,23 +93,30 @@ def random_small(seed: int = 0, count: int = 20, clusters: int = 8) -> list[Clus
 
 
 def scaling(
-    seed: int = 0, sizes: Sequence[int] = (10, 100, 1000, 10_000)
+    seed: int = 0, sizes: Sequence[int] = (10, 100, 1000, 10_000), latency: bool = True
 ) -> list[ClusterSelectInstance]:
     """One random graph per size ``n`` (about ``2n`` links, up to 64 free GPUs per cluster, a
-    demand of a quarter of the free GPUs), for SpinSearch's running time (eq. 8)."""
+    demand of a quarter of the free GPUs), for SpinSearch's running time (eq. 8).
+
+    ``latency=False`` drops the links' latencies from the same graphs (the key is then ``K``
+    and the bottleneck; the total pairwise latency is the costliest part of evaluating a large
+    selection: ``docs/clusterselect.md``, "Scale")."""
     seed = normalize_seed(seed)
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or not sizes:
         raise InvalidOptionError(f"sizes: must be a list of cluster counts, got {sizes!r}")
+    if not isinstance(latency, bool):
+        raise InvalidOptionError(f"latency: must be true or false, got {latency!r}")
     counts = [option_int("sizes[]", n, 2, MAX_CLUSTERS) for n in sizes]
     rng = make_rng(seed)
     out = []
     for n in counts:
         clusters, links = random_graph(rng, n, max_free=64)
+        if not latency:
+            links = [link[:3] for link in links]
         total = sum(g for _, g in clusters)
         demand = max(1, total // 4)
-        out.append(
-            ClusterSelectInstance(f"scale-{n}", clusters, links, demand, labels={"n": str(n)})
-        )
+        name = f"scale-{n}" if latency else f"scale-{n}-no-latency"
+        out.append(ClusterSelectInstance(name, clusters, links, demand, labels={"n": str(n)}))
     return out
 
 
@@ -144,14 +151,28 @@ GENERATORS: dict[str, Callable[..., list[ClusterSelectInstance]]] = {
 """Suites for ``topoopt instances generate clusterselect --suite NAME --seed N``."""
 
 
+LARGE_CLUSTERS = 100_000
+"""Clusters of the large slow instance: ten times the largest :func:`scaling` size."""
+
+
 def slow_examples() -> list[ClusterSelectInstance]:
     """Instances on which the solvers need the longest (the time-limit check of the conformance
-    suite): 400 clusters (the MIP's largest) and 28 clusters (within the oracle's limit)."""
+    suite, which by default takes the first one a solver accepts):
+
+    1. ``scale-100000-no-latency``: :func:`scaling` with ten times its largest size, without
+       latencies (about 4 s to make). SpinSearch, the baselines and the MIP (whose start,
+       reduction and build the limit stops) take it; the oracle refuses it. With latencies no
+       solver could return within a limit on it: evaluating a selection of ``K`` clusters costs
+       ``K`` Dijkstra searches (``docs/clusterselect.md``, "Scale");
+    2. ``scale-400``: 400 clusters with latencies;
+    3. ``enum-28``: 28 clusters, within the oracle's limit.
+    """
     rng = make_rng(7)
     random_graph(rng, 24, max_free=16)  # the draw before: keeps the instance below as measured
     clusters, links = random_graph(rng, 28, max_free=16)
     demand = sum(g for _, g in clusters) // 3
     return [
+        scaling(0, sizes=(LARGE_CLUSTERS,), latency=False)[0],
         scaling(0, sizes=(400,))[0],
         ClusterSelectInstance("enum-28", clusters, links, demand),
     ]

@@ -112,6 +112,67 @@ class ReportSection:
 
 
 @dataclass(frozen=True)
+class ImportOption:
+    """One option of a family's :class:`Importer` (``topoopt instances import FAMILY``).
+
+    Attributes
+    ----------
+    name
+        The keyword parameter of :attr:`Importer.build` that receives the value.
+    flag
+        The command-line flag (``--topology``).
+    help
+        Its help text.
+    type
+        ``str``, ``int``, ``float`` or ``bool`` (a flag without a value).
+    required
+        Whether the command refuses to run without it.
+    multiple
+        Repeatable: the importer receives a tuple of every value given (empty when none).
+    choices
+        The values accepted, when there is a fixed set.
+    metavar
+        How the help shows the value (``HOSTLIST[=TYPE]``).
+    is_file
+        The value names a file (shown as ``FILE``; checked to be no folder).
+    """
+
+    name: str
+    flag: str
+    help: str
+    type: type = str
+    required: bool = False
+    multiple: bool = False
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    is_file: bool = False
+
+
+@dataclass(frozen=True)
+class Importer:
+    """How a family builds an instance from a real cluster's files (``topoopt instances import``).
+
+    Attributes
+    ----------
+    build
+        ``build(name, **options) -> (instance, summary)``: the instance (``name`` is the
+        ``--name`` given, or ``None`` for the importer's default) and one line saying what was
+        read. It checks what the declarations cannot (options that need each other) and
+        raises :class:`~topoopt.core.errors.TopooptError` naming the flag and the rule.
+    options
+        The options, in the order ``--help`` lists them; the command line adds ``--name`` and
+        ``--out``.
+    help
+        The command's help text (its first line is the summary ``topoopt instances import
+        --help`` lists).
+    """
+
+    build: Callable[..., tuple[Instance[Any], str]]
+    options: tuple[ImportOption, ...]
+    help: str
+
+
+@dataclass(frozen=True)
 class Family(Generic[InstanceT, SolutionT]):
     """What all solvers of one problem family share.
 
@@ -173,6 +234,9 @@ class Family(Generic[InstanceT, SolutionT]):
         The family's size limits ``{name: (default, what it bounds)}`` (declared in
         :mod:`topoopt.core.limits` when the family is registered); its constructors check
         them with :func:`topoopt.core.limits.check` before allocating anything.
+    importer
+        How ``topoopt instances import FAMILY`` builds an instance from a real cluster's files
+        (:class:`Importer`); ``None`` (default) for families without one.
     """
 
     name: str
@@ -197,6 +261,7 @@ class Family(Generic[InstanceT, SolutionT]):
     schema: Mapping[str, Any] | None = None
     limits: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     launch_lines: Callable[[InstanceT, SolutionT], list[str]] | None = None
+    importer: Importer | None = None
 
     def is_better(self, a: float, b: float, tol: float = 1e-9) -> bool:
         """Whether objective ``a`` is strictly better than ``b`` (beyond ``tol``)."""

@@ -8,7 +8,7 @@ clusters is the *widest-path bandwidth* (SpiderFlow eq. 1)::
 
 Every widest path can be taken inside one maximum spanning tree ``T`` of ``G`` (the classical
 bottleneck property of maximum spanning trees), so ``beta(u -> v)`` is the smallest bandwidth on
-the tree path from ``u`` to ``v``: :class:`ClusterGraph` builds ``T`` once with networkx and
+the tree path from ``u`` to ``v``: :class:`ClusterGraph` builds ``T`` once (Kruskal) and
 answers every query on it, in ``O(n)`` per source instead of enumerating paths. Two more facts
 follow and are used by the families:
 
@@ -18,7 +18,7 @@ follow and are used by the families:
   components of ``T`` restricted to links of bandwidth ``>= w`` (a Kruskal merge tree, listed by
   :meth:`ClusterGraph.groups`).
 
-Latency between two clusters is the shortest-path latency over ``G`` (Dijkstra); it is ``0``
+Latency between two clusters is the shortest-path latency over ``G`` (Dijkstra, scipy); it is ``0``
 when the links carry no latency. Both the cluster-selection family and the partitioning
 families build on this one type.
 
@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from topoopt.core import validate as v
 from topoopt.core.errors import InvalidInstanceError
@@ -240,74 +241,149 @@ class ClusterGraph:
             graph.add_edge(link.a, link.b, **attrs)
         return graph
 
+    @cached_property
+    def _ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The links as arrays: end indices ``a``, ``b`` and bandwidths ``b_ab``."""
+        index = self.index
+        a = np.fromiter(
+            (index[link.a] for link in self.links), dtype=np.int64, count=len(self.links)
+        )
+        b = np.fromiter(
+            (index[link.b] for link in self.links), dtype=np.int64, count=len(self.links)
+        )
+        bw = np.fromiter(
+            (link.bandwidth_gbps for link in self.links), dtype=np.float64, count=len(self.links)
+        )
+        return a, b, bw
+
+    @staticmethod
+    def _csr(n: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Adjacency of the undirected links ``a[k] - b[k]`` as ``(start, neighbour)`` arrays:
+        the neighbours of ``i`` are ``neighbour[start[i]:start[i + 1]]``."""
+        tails = np.concatenate([a, b])
+        heads = np.concatenate([b, a])
+        order = np.argsort(tails, kind="stable")
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(tails, minlength=n), out=start[1:])
+        return start, heads[order]
+
+    @staticmethod
+    def _bfs_layers(
+        start: np.ndarray, neighbour: np.ndarray, source: int
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Breadth-first search from ``source`` over a :meth:`_csr` adjacency, one array
+        operation per layer: the hop count of every node (``-1`` unreached) and the layers."""
+        n = len(start) - 1
+        hops = np.full(n, -1, dtype=np.int64)
+        hops[source] = 0
+        frontier = np.array([source], dtype=np.int64)
+        layers = [frontier]
+        while True:
+            counts = start[frontier + 1] - start[frontier]
+            # positions start[f], ..., start[f + 1] - 1 of every frontier node f, concatenated
+            offsets = np.repeat(start[frontier] - np.cumsum(counts) + counts, counts)
+            reached = neighbour[offsets + np.arange(counts.sum())]
+            fresh = np.unique(reached[hops[reached] < 0])
+            if not len(fresh):
+                return hops, layers
+            hops[fresh] = len(layers)
+            layers.append(fresh)
+            frontier = fresh
+
     def incident_bandwidth(self) -> list[float]:
         """``B_i``, the sum of the bandwidths of cluster ``i``'s links (SpiderFlow eq. 2)."""
-        degree = self._networkx.degree(weight="bandwidth_gbps")
-        return [float(degree[name]) for name in self.clusters]
+        a, b, bw = self._ends
+        total = np.bincount(a, bw, minlength=self.n) + np.bincount(b, bw, minlength=self.n)
+        return [float(x) for x in total]
+
+    @cached_property
+    def _adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_csr` of all links."""
+        a, b, _ = self._ends
+        return self._csr(self.n, a, b)
+
+    def hop_counts(self, source: str) -> np.ndarray:
+        """Hop distance from ``source`` to every cluster, in cluster order (BFS, eq. 6)."""
+        hops, _ = self._bfs_layers(*self._adjacency, self.index[source])
+        return hops
 
     def hops_from(self, source: str) -> dict[str, int]:
         """Hop distance from ``source`` to every cluster (BFS, used by eq. 6)."""
-        import networkx as nx
-
-        return dict(nx.single_source_shortest_path_length(self._networkx, source))
+        return {
+            name: int(h)
+            for name, h in zip(self.clusters, self.hop_counts(source), strict=True)
+            if h >= 0
+        }
 
     # ------------------------------------------------------------------- widest-path bandwidth
     @cached_property
     def spanning_tree(self) -> tuple[tuple[int, int, float], ...]:
-        """The links ``(i, j, b_ij)`` of a maximum spanning tree (networkx, Kruskal)."""
-        import networkx as nx
-
-        tree = nx.maximum_spanning_tree(self._networkx, weight="bandwidth_gbps")
-        return tuple(
-            (self.index[a], self.index[b], float(data["bandwidth_gbps"]))
-            for a, b, data in tree.edges(data=True)
-        )
+        """The links ``(i, j, b_ij)`` of a maximum spanning tree: Kruskal over the links by
+        bandwidth, descending (ties in link order), with a union-find of the clusters."""
+        a, b, bw = self._ends
+        root = list(range(self.n))
+        tree: list[tuple[int, int, float]] = []
+        ends_a, ends_b, width = a.tolist(), b.tolist(), bw.tolist()
+        for k in np.lexsort((np.arange(len(width)), -bw)).tolist():
+            i = ri = ends_a[k]
+            while root[ri] != ri:  # find, halving the path
+                root[ri] = root[root[ri]]
+                ri = root[ri]
+            j = rj = ends_b[k]
+            while root[rj] != rj:
+                root[rj] = root[root[rj]]
+                rj = root[rj]
+            if ri != rj:
+                root[rj] = ri
+                tree.append((i, j, width[k]))
+                if len(tree) == self.n - 1:
+                    break
+        return tuple(tree)
 
     @cached_property
-    def _tree_adjacency(self) -> list[list[tuple[int, float]]]:
-        """``(j, b_ij)`` for every spanning-tree link of cluster ``i``."""
-        adjacency: list[list[tuple[int, float]]] = [[] for _ in self.clusters]
-        for i, j, b in self.spanning_tree:
-            adjacency[i].append((j, b))
-            adjacency[j].append((i, b))
-        return adjacency
+    def _tree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The spanning tree's links as arrays ``(i, j, b_ij)``."""
+        tree = self.spanning_tree
+        i = np.array([t[0] for t in tree], dtype=np.int64)
+        j = np.array([t[1] for t in tree], dtype=np.int64)
+        w = np.array([t[2] for t in tree], dtype=np.float64)
+        return i, j, w
 
     @cached_property
-    def _rooted_tree(self) -> tuple[list[int], list[float], list[int]]:
-        """The spanning tree rooted at cluster 0: parent, bandwidth to the parent, BFS order."""
-        adjacency = self._tree_adjacency
-        parent = [-1] * self.n
-        up = [math.inf] * self.n
-        order: list[int] = []
-        if self.n:
-            seen = [False] * self.n
-            seen[0] = True
-            queue = deque([0])
-            while queue:
-                i = queue.popleft()
-                order.append(i)
-                for j, b in adjacency[i]:
-                    if not seen[j]:
-                        seen[j] = True
-                        parent[j], up[j] = i, b
-                        queue.append(j)
-        return parent, up, order
+    def _tree_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_csr` of the spanning tree."""
+        i, j, _ = self._tree_arrays
+        return self._csr(self.n, i, j)
+
+    def _rooted_at(self, root: int) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """The spanning tree rooted at cluster ``root``: parent (``-1`` at the root), bandwidth
+        to the parent (``inf`` at the root) and the BFS layers (clusters by depth)."""
+        parent = np.full(self.n, -1, dtype=np.int64)
+        up = np.full(self.n, math.inf)
+        hops, layers = self._bfs_layers(*self._tree_adjacency, root)
+        # every tree link joins depths h and h + 1: its deeper end is the child
+        i, j, w = self._tree_arrays
+        child = np.where(hops[i] > hops[j], i, j)
+        parent[child] = np.where(child == i, j, i)
+        up[child] = w
+        return parent, up, layers
+
+    @cached_property
+    def _rooted_tree(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """:meth:`_rooted_at` cluster 0."""
+        if not self.n:
+            return np.empty(0, dtype=np.int64), np.empty(0), []
+        return self._rooted_at(0)
 
     def widest_from(self, source: str) -> list[float]:
         """``beta(source -> i)`` for every cluster ``i`` in order (eq. 1; ``inf`` for the source
-        itself), by one traversal of the maximum spanning tree."""
-        adjacency = self._tree_adjacency
-        start = self.index[source]
-        width = [-1.0] * self.n
-        width[start] = math.inf
-        stack = [start]
-        while stack:
-            i = stack.pop()
-            for j, b in adjacency[i]:
-                if width[j] < 0:
-                    width[j] = min(width[i], b)
-                    stack.append(j)
-        return width
+        itself): the tree rooted at ``source``, each cluster the smaller of its parent's value
+        and the link to its parent, a BFS layer at a time."""
+        parent, up, layers = self._rooted_at(self.index[source])
+        width = np.full(self.n, math.inf)
+        for layer in layers[1:]:
+            width[layer] = np.minimum(width[parent[layer]], up[layer])
+        return width.tolist()
 
     def widest(self, u: str, v: str) -> float:
         """``beta(u -> v)`` (eq. 1); ``inf`` when ``u == v``."""
@@ -315,21 +391,21 @@ class ClusterGraph:
 
     def bottleneck(self, members: Iterable[str]) -> float:
         """The smallest widest-path bandwidth between two of ``members`` (``inf`` for fewer than
-        two clusters): the smallest link of the spanning subtree that connects them."""
-        chosen = {self.index[name] for name in members}
+        two clusters): the smallest link of the spanning subtree that connects them.
+
+        A tree link lies on that subtree exactly when it separates two members: some but not all
+        of them are below it (counted from the deepest layer up, one array operation a layer).
+        """
+        chosen = np.unique(np.fromiter((self.index[name] for name in members), dtype=np.int64))
         if len(chosen) < 2:
             return math.inf
-        parent, up, order = self._rooted_tree
-        below = [0] * self.n
-        for i in chosen:
-            below[i] = 1
-        width = math.inf
-        for i in reversed(order):
-            if 0 < below[i] < len(chosen):  # the tree link above i joins chosen clusters
-                width = min(width, up[i])
-            if parent[i] >= 0:
-                below[parent[i]] += below[i]
-        return width
+        parent, up, layers = self._rooted_tree
+        below = np.zeros(self.n, dtype=np.int64)
+        below[chosen] = 1
+        for layer in reversed(layers[1:]):
+            np.add.at(below, parent[layer], below[layer])
+        cut = (below > 0) & (below < len(chosen))
+        return float(up[cut].min())
 
     @cached_property
     def levels(self) -> tuple[float, ...]:
@@ -399,48 +475,114 @@ class ClusterGraph:
         return tuple(out)
 
     # --------------------------------------------------------------------------------- latency
+    @cached_property
+    def _latency_matrix(self) -> Any:
+        """The links' latencies as a symmetric sparse matrix (``scipy.sparse.csr_array``; a
+        link of latency 0 is an explicit zero, which scipy's graph routines keep as an edge)."""
+        from scipy.sparse import csr_array
+
+        a, b, _ = self._ends
+        latency = np.fromiter(
+            (float(link.latency_ms or 0.0) for link in self.links), float, len(self.links)
+        )
+        return csr_array(
+            (np.concatenate([latency, latency]), (np.concatenate([a, b]), np.concatenate([b, a]))),
+            shape=(self.n, self.n),
+        )
+
+    def _search(self, sources: list[int]) -> np.ndarray:
+        """Shortest-path latencies from each of ``sources`` (one row each): the rows kept, and
+        scipy's Dijkstra for the others (not kept)."""
+        missing = [i for i in sources if i not in self._latency_rows]
+        found: dict[int, np.ndarray] = {}
+        if missing:
+            from scipy.sparse.csgraph import dijkstra
+
+            rows = dijkstra(self._latency_matrix, directed=True, indices=missing)
+            found = dict(zip(missing, rows, strict=True))
+        return np.array(
+            [self._latency_rows[i] if i in self._latency_rows else found[i] for i in sources]
+        )
+
+    def keep_latency_rows(self, sources: Iterable[int]) -> None:
+        """Compute and keep the latency rows of ``sources`` (cluster indices), a batch of
+        :data:`LATENCY_BATCH` per call of scipy's Dijkstra (a time limit stops the work
+        between batches: the rows done are kept)."""
+        if not self.has_latency:
+            return
+        missing = [i for i in dict.fromkeys(sources) if i not in self._latency_rows]
+        for start in range(0, len(missing), LATENCY_BATCH):
+            batch = missing[start : start + LATENCY_BATCH]
+            for i, row in zip(batch, self._search(batch), strict=True):
+                self._latency_rows[i] = row
+
     def latency_from(self, source: str) -> list[float]:
         """Shortest-path latency in ms from ``source`` to every cluster (Dijkstra over the
         links' ``latency_ms``; all ``0`` when the links carry no latency)."""
-        if not self.has_latency:
-            return [0.0] * self.n
-        if source not in self._latency_rows:
-            import networkx as nx
+        return self.latency_row(self.index[source]).tolist()
 
-            lengths = nx.single_source_dijkstra_path_length(
-                self._networkx, source, weight="latency_ms"
-            )
-            self._latency_rows[source] = [float(lengths[name]) for name in self.clusters]
+    def latency_row(self, source: int) -> np.ndarray:
+        """:meth:`latency_from` cluster index ``source``, as an array (kept: later calls and
+        :meth:`total_latency` reuse it)."""
+        if not self.has_latency:
+            return np.zeros(self.n)
+        self.keep_latency_rows([source])
         return self._latency_rows[source]
 
     @cached_property
-    def _latency_rows(self) -> dict[str, list[float]]:
-        """Latency rows computed so far, by source."""
+    def _latency_rows(self) -> dict[int, np.ndarray]:
+        """Latency rows kept so far, by source index."""
         return {}
-
-    @cached_property
-    def _networkx(self) -> nx.Graph:
-        """:meth:`to_networkx`, built once."""
-        return self.to_networkx()
 
     def latency(self, u: str, v: str) -> float:
         """Shortest-path latency in ms between ``u`` and ``v``."""
         return self.latency_from(u)[self.index[v]]
 
     def total_latency(self, members: Iterable[str]) -> float:
-        """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms)."""
-        names = sorted(set(members), key=self.index.__getitem__)
-        if len(names) < 2 or not self.has_latency:
+        """Sum over the unordered pairs of ``members`` of their shortest-path latency (ms).
+
+        One Dijkstra (scipy's, in C) from every member but the last, :data:`LATENCY_BATCH`
+        members at a time, rows kept by :meth:`keep_latency_rows` read instead: ``O(K m log
+        n)`` for ``K`` members. Each batch adds the latencies to the later members; the batches
+        are fixed by the members, so the sum does not depend on which rows were kept. The sum
+        over all pairs of shortest paths has no known shortcut in general graphs (see
+        ``docs/clusterselect.md``, "Scale"), so this is the family's costliest computation on
+        large selections; the last few totals are kept.
+        """
+        chosen = sorted({self.index[name] for name in members})
+        if len(chosen) < 2 or not self.has_latency:
             return 0.0
-        total = 0.0
-        for k, u in enumerate(names[:-1]):
-            row = self.latency_from(u)
-            total += sum(row[self.index[w]] for w in names[k + 1 :])
-        return total
+        memo = frozenset(chosen)
+        if memo not in self._latency_totals:
+            columns = np.array(chosen)
+            total = 0.0
+            for start in range(0, len(chosen) - 1, LATENCY_BATCH):
+                batch = chosen[start : start + LATENCY_BATCH]
+                block = self._search(batch)[:, columns]
+                # row r is member start + r: its pairs are the members after it
+                later = (
+                    np.arange(len(chosen))[None, :] > np.arange(start, start + len(batch))[:, None]
+                )
+                total += float(block[later].sum())
+            if len(self._latency_totals) >= LATENCY_TOTALS_KEPT:
+                self._latency_totals.clear()
+            self._latency_totals[memo] = total
+        return self._latency_totals[memo]
+
+    @cached_property
+    def _latency_totals(self) -> dict[frozenset[int], float]:
+        """:meth:`total_latency` of the last member sets asked for (evaluating a result asks
+        for the objective and for the metrics: both need it)."""
+        return {}
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The links as JSON objects."""
         return [link.to_dict() for link in self.links]
 
+
+LATENCY_BATCH = 32
+"""Sources per call of scipy's Dijkstra."""
+LATENCY_TOTALS_KEPT = 16
+"""How many :meth:`ClusterGraph.total_latency` results a graph keeps."""
 
 __all__ = ["ClusterGraph", "Group", "Link"]

@@ -15,6 +15,7 @@ from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.gpuselect import generate
 from topoopt.gpuselect import solution as _solution
 from topoopt.gpuselect.host import Host
+from topoopt.gpuselect.importer import IMPORTER
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.models import (
     BandwidthModel,
@@ -68,6 +69,7 @@ FAMILY = Family(
     size=_size,
     describe=_solution.describe,
     examples=generate.examples,
+    slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
     solver_modules=("topoopt.gpuselect.solvers",),
     oracle="gpuselect/enumerate",
@@ -80,6 +82,7 @@ FAMILY = Family(
     result_type=GpuSelectResult,
     schema=SCHEMA,
     limits=LIMITS,
+    importer=IMPORTER,
     launch_lines=_launch_lines,
     size_figure="available",
 )

@@ -403,6 +403,12 @@ def _protocol_suite(cluster: str) -> Callable[..., list[GpuSelectInstance]]:
     return partial(protocol, cluster=cluster)
 
 
+def slow_examples() -> list[GpuSelectInstance]:
+    """The instance on which the solvers need the longest (the time-limit check of the
+    conformance suite): 512 GPUs out of a pool of 8,192."""
+    return list(large_pool(seed=0, gpus=8192, ks=(512,)))
+
+
 GENERATORS: dict[str, Callable[..., list[GpuSelectInstance]]] = {
     **{f"protocol-{c}": _protocol_suite(c) for c in CLUSTERS},
     "random-small": random_small,

@@ -17,6 +17,7 @@ has leaves).
 from topoopt.core.family import Family, ReportSection, Sense
 from topoopt.placement import generate
 from topoopt.placement import solution as _solution
+from topoopt.placement.importer import IMPORTER
 from topoopt.placement.instance import Leaf, Minipod, PlacementInstance
 from topoopt.placement.result import PlacementResult
 from topoopt.placement.schema import LIMITS, SCHEMA
@@ -59,6 +60,7 @@ FAMILY = Family(
     size=_size,
     describe=_solution.describe,
     examples=generate.examples,
+    slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
     solver_modules=("topoopt.placement.solvers", "topoopt.placement.solvers.hierarchical"),
     oracle="placement/enumerate",
@@ -72,6 +74,7 @@ FAMILY = Family(
     schema=SCHEMA,
     limits=LIMITS,
     size_figure="nodes",
+    importer=IMPORTER,
     launch_lines=rank_order,
 )
 

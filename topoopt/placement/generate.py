@@ -289,6 +289,13 @@ def examples() -> list[PlacementInstance]:
     ]
 
 
+def slow_examples() -> list[PlacementInstance]:
+    """The instance on which the solvers need the longest (the time-limit check of the
+    conformance suite): issue #14's 32-minipod class, uneven free counts up to 128, a 128 x 8
+    job."""
+    return list(uneven(seed=0, count=1, minipods=32, rows=128, cols=8))
+
+
 GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {
     "arnold-paper": arnold_paper,
     "random-small": random_small,

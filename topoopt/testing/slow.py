@@ -2,11 +2,10 @@
 limit, not the instance, ends the run (issue #14: every solver returns within ``time_limit +
 1 s + 5 %`` wall time with its best incumbent).
 
-A family declares its own (:attr:`topoopt.core.family.Family.slow_examples`); for a family that
-declares none, :data:`FALLBACK` may name a choice made here from the family's public
-generators. :func:`measure` times one solve around :func:`topoopt.solve` (what a caller
-waits, not the result's ``total_s``), and ``python -m topoopt.testing.slow`` prints the table
-of ``docs/performance.md``.
+Each family declares its own (:attr:`topoopt.core.family.Family.slow_examples`), so that a
+plug-in family adds them without touching topoopt. :func:`measure` times one solve around
+:func:`topoopt.solve` (what a caller waits, not the result's ``total_s``), and
+``python -m topoopt.testing.slow`` prints the table of ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,33 +35,14 @@ def allowed_s(time_limit: float) -> float:
     return time_limit * (1 + GRACE_SHARE) + GRACE_S
 
 
-def _placement() -> list[Instance[Any]]:
-    from topoopt.placement.generate import uneven
-
-    # the issue's 32-minipod class: uneven free counts up to 128, a 128 x 8 job
-    return list(uneven(seed=0, count=1, minipods=32, rows=128, cols=8))
-
-
-def _gpuselect() -> list[Instance[Any]]:
-    from topoopt.gpuselect.generate import large_pool
-
-    return list(large_pool(seed=0, gpus=8192, ks=(512,)))
-
-
-FALLBACK: dict[str, Callable[[], Sequence[Instance[Any]]]] = {
-    "placement": _placement,
-    "gpuselect": _gpuselect,
-}
-"""Slow instances chosen here for families that declare none (their public generators)."""
-
 _CACHE: dict[str, list[Instance[Any]]] = {}
 
 
 def slow_examples(family: str) -> list[Instance[Any]]:
-    """The family's slow instances (its own, else :data:`FALLBACK`'s), made once per process."""
+    """The family's slow instances (:attr:`~topoopt.core.family.Family.slow_examples`), made
+    once per process."""
     if family not in _CACHE:
-        own = list(get_family(family).slow_examples())
-        _CACHE[family] = own or list(FALLBACK.get(family, list)())
+        _CACHE[family] = list(get_family(family).slow_examples())
     return _CACHE[family]
 
 

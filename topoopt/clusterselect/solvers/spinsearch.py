@@ -29,17 +29,23 @@ wider one, and the anchor is always used.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+
+import numpy as np
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection, evaluate
+from topoopt.clusterselect.solution import Selection
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
+from topoopt.crosscluster.graph import ClusterGraph
 
 EXPANSIONS = ("first", "all")
 """Values of the ``expand`` option: stop at the first radius that holds the task (the paper's
 SpinSearch), or try every radius and keep the best key."""
+STOPPED = " (stopped by the time limit)"
+"""End of the message of an ``expand="all"`` search that the time limit cut short."""
 SCORES = ("auto", "incident", "source")
 """Values of the ``score`` option: eq. 3 when the task has a source else eq. 2 (``auto``), always
 eq. 2 (``incident``), always eq. 3 (``source``, needs a source)."""
@@ -75,13 +81,21 @@ def fill(order: list[int], free: list[int], demand: int, first: int | None = Non
     if first is not None:
         take[first] = min(free[first], residual)
         residual -= take[first]
-    position = {i: p for p, i in enumerate(order)}
-    by_size = sorted((i for i in order if free[i] > 0 and i != first), key=lambda i: -free[i])
+    # the candidates with free GPUs, largest first (ties in eq. 7 order), and their positions
+    sizes = np.asarray(free, dtype=np.int64)
+    open_ = np.asarray(order, dtype=np.int64)
+    keep = sizes[open_] > 0
+    if first is not None:
+        keep &= open_ != first
+    positions = np.flatnonzero(keep)
+    by_rank = np.argsort(-sizes[open_[positions]], kind="stable")
+    by_size = open_[positions[by_rank]].tolist()
+    position_of = positions[by_rank].tolist()  # eq. 7 position of by_size[k]
     fitting: list[int] = []  # heap of eq. 7 positions of candidates with g_i >= residual
     added = largest = 0
     while residual > 0:
         while added < len(by_size) and free[by_size[added]] >= residual:
-            heapq.heappush(fitting, position[by_size[added]])
+            heapq.heappush(fitting, position_of[added])
             added += 1
         while fitting and take[order[fitting[0]]]:
             heapq.heappop(fitting)
@@ -97,51 +111,64 @@ def fill(order: list[int], free: list[int], demand: int, first: int | None = Non
 
 
 def spinsearch(
-    instance: ClusterSelectInstance, score: str = "auto", expand: str = "first"
+    instance: ClusterSelectInstance,
+    score: str = "auto",
+    expand: str = "first",
+    expired: Callable[[], bool] = lambda: False,
 ) -> tuple[list[int], str]:
     """SpinSearch's ``Δ`` per cluster (instance order) and which step decided it.
 
     ``expand="first"`` stops at the first radius whose candidates hold the task (the paper);
-    ``"all"`` fills every radius up to the anchor's eccentricity and keeps the best key.
+    ``"all"`` fills every radius up to the anchor's eccentricity and keeps the best key, and
+    stops early with the best so far when ``expired()`` says the time is up (the message then
+    says so).
     """
     if expand not in EXPANSIONS:
         raise InvalidOptionError(f"expand: must be one of {', '.join(EXPANSIONS)}, got {expand!r}")
     graph, free, demand = instance.graph, instance.free, instance.demand
-    b = scores(instance, score)
-    order = sorted(range(graph.n), key=lambda i: (-b[i], -free[i], i))
-    single = [i for i in order if free[i] >= demand]
-    if single:
+    b = np.asarray(scores(instance, score), dtype=np.float64)
+    sizes = np.asarray(free, dtype=np.int64)
+    at = np.arange(graph.n)
+    order = np.lexsort((at, -sizes, -b))  # B_i descending, then more free GPUs, then order
+    single = order[sizes[order] >= demand]
+    if len(single):
         source = graph.index.get(instance.source) if instance.source else None
-        pick = source if source is not None and free[source] >= demand else single[0]
+        pick = source if source is not None and free[source] >= demand else int(single[0])
         take = [0] * graph.n
         take[pick] = demand
         return take, f"one cluster ({graph.clusters[pick]}) holds the task"
-    anchor = order[0]  # eq. 5; with eq. 3 scores the source (beta(r -> r) = inf)
-    layers: list[list[int]] = []
-    for name, h in graph.hops_from(graph.clusters[anchor]).items():
-        while len(layers) <= h:
-            layers.append([])
-        layers[h].append(graph.index[name])
-    width = graph.widest_from(graph.clusters[anchor])
-    ranked = sorted(range(graph.n), key=lambda i: (-width[i], -free[i], -b[i], i))  # eq. 7
-    hops = [0] * graph.n
-    for h, layer in enumerate(layers):
-        for i in layer:
-            hops[i] = h
-    best: tuple[float, list[int], int] | None = None
-    held = 0
-    for radius, layer in enumerate(layers):
-        held += sum(free[i] for i in layer)
-        if held < demand:
-            continue
-        take = fill([i for i in ranked if hops[i] <= radius], free, demand, first=anchor)
+    anchor = int(order[0])  # eq. 5; with eq. 3 scores the source (beta(r -> r) = inf)
+    name = graph.clusters[anchor]
+    hops = graph.hop_counts(name)  # eq. 6: C(r) = {i : hops[i] <= r}
+    width = np.asarray(graph.widest_from(name))
+    ranked = np.lexsort((at, -b, -sizes, -width))  # eq. 7: (beta(s* -> i), g_i, B_i) descending
+    held = np.cumsum(np.bincount(hops, weights=sizes))  # free GPUs within each radius
+    radii = range(int(np.argmax(held >= demand)), len(held))
+    best: tuple[tuple[int, int], list[int], int] | None = None  # (K, rank), take, radius
+    best_latency: float | None = None  # computed when a later radius ties on (K, rank)
+    for radius in radii:
+        take = fill(ranked[hops[ranked] <= radius].tolist(), free, demand, first=anchor)
         if expand == "first":
-            return take, f"hop expansion from {graph.clusters[anchor]}, radius {radius}"
-        value = evaluate(instance, Selection.from_counts(instance, take))
-        if best is None or value < best[0]:
-            best = (value, take, radius)
+            return take, f"hop expansion from {name}, radius {radius}"
+        # the key (K, rank, latency) compared in order; an earlier radius wins a full tie
+        head = (sum(1 for t in take if t > 0), graph.rank(graph.bottleneck(_chosen(graph, take))))
+        if best is None or head < best[0]:
+            best, best_latency = (head, take, radius), None
+        elif head == best[0]:
+            if best_latency is None:
+                best_latency = graph.total_latency(_chosen(graph, best[1]))
+            latency = graph.total_latency(_chosen(graph, take))
+            if latency < best_latency:
+                best, best_latency = (head, take, radius), latency
+        if expired() and radius < radii[-1]:
+            return best[1], f"hop expansion from {name}, best radius {best[2]}{STOPPED}"
     assert best is not None  # the whole graph holds the task
-    return best[1], f"hop expansion from {graph.clusters[anchor]}, best radius {best[2]}"
+    return best[1], f"hop expansion from {name}, best radius {best[2]}"
+
+
+def _chosen(graph: ClusterGraph, take: list[int]) -> list[str]:
+    """The names of the clusters with GPUs taken."""
+    return [graph.clusters[i] for i, t in enumerate(take) if t > 0]
 
 
 @register_solver
@@ -164,7 +191,10 @@ class SpinSearchSolver(Solver):
         score: str = "auto",
         expand: str = "first",
     ) -> Attempt:
-        take, how = spinsearch(instance, score, expand)
+        take, how = spinsearch(instance, score, expand, expired=ctx.expired)
+        stopped = how.endswith(STOPPED)
         return Attempt(
-            Selection.from_counts(instance, take), TerminationReason.COMPLETED, message=how
+            Selection.from_counts(instance, take),
+            TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
+            message=how,
         )

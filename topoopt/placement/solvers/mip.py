@@ -33,20 +33,20 @@ from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
-from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.narrow import decide as decide_narrow
-from topoopt.placement.sides import Sides
-from topoopt.placement.solution import Placement, evaluate
-from topoopt.placement.solvers._budget import WRAP_UP_S_PER_NODE, cannot_build, deadline
-from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
-from topoopt.placement.targets import (
+from topoopt.placement.exact_mip.narrow import decide as decide_narrow
+from topoopt.placement.exact_mip.sides import Sides
+from topoopt.placement.exact_mip.targets import (
     Constructions,
     CountingBound,
     Expired,
     TargetPair,
     iter_target_pairs,
 )
-from topoopt.placement.typed import decide as decide_typed
+from topoopt.placement.exact_mip.typed import decide as decide_typed
+from topoopt.placement.instance import PlacementInstance
+from topoopt.placement.solution import Placement, evaluate
+from topoopt.placement.solvers._budget import WRAP_UP_S_PER_NODE, cannot_build, deadline
+from topoopt.placement.solvers.baselines import fill_in_rank_order, packing_pods
 
 UNITS = ("pp", "dp")
 """Scheduling units of the coarse model (``topoopt.placement.formulations.coarse.UNITS``)."""

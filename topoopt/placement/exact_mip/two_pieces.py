@@ -1,6 +1,6 @@
 """Groups of equal length on at most two minipods each: an exact combinatorial packing.
 
-The one-sided packing of :mod:`topoopt.placement.sides` with ``most = 2``: place ``n``
+The one-sided packing of :mod:`topoopt.placement.exact_mip.sides` with ``most = 2``: place ``n``
 groups of ``L`` cells within the free nodes ``f_j``, each group on at most two minipods.
 
 **Characterisation** (``docs/placement.md``, "Two pieces per group"). Draw a packing as a
@@ -29,7 +29,7 @@ and, since ``f(V) - L sum v(G) = sum (f(G) mod L)``, iff the *waste*
 then the rest), with the waste so far plus ``(residues left) mod L`` as the bound and the
 minimum waste of each set of minipods left memoised. It gives up beyond
 :data:`MAX_PODS` minipods or :data:`MAX_WORK` candidate sets, leaving the question to the
-integer programme of :mod:`topoopt.placement.sides`.
+integer programme of :mod:`topoopt.placement.exact_mip.sides`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Small integer programmes of the exact placement tests, handed to HiGHS through ``highspy``.
 
-The combinatorial tests (:mod:`topoopt.placement.narrow`, :mod:`topoopt.placement.sides`)
-solve many small models; building them through Pyomo would cost more than solving them, so
-they are written as sparse rows here and passed to one ``highspy.Highs`` object per process.
+The combinatorial tests (:mod:`topoopt.placement.exact_mip.narrow`,
+:mod:`topoopt.placement.exact_mip.sides`) solve many small models; building them through Pyomo would
+cost more than solving them, so they are written as sparse rows here and passed to one
+``highspy.Highs`` object per process.
 """
 
 from __future__ import annotations

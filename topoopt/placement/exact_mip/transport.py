@@ -1,10 +1,10 @@
 """Integral cells of a transportation problem, by a maximum flow.
 
-The packing programmes of :mod:`topoopt.placement.sides` and :mod:`topoopt.placement.typed`
-fix integral counts of groups and leave the cells continuous: given the counts, the cells
-are a transportation problem with integral data (supplies to be placed, each on a set of
-allowed minipods, within the free nodes), so integral cells exist whenever fractional ones
-do, and a maximum flow finds them.
+The packing programmes of :mod:`topoopt.placement.exact_mip.sides` and
+:mod:`topoopt.placement.exact_mip.typed` fix integral counts of groups and leave the cells
+continuous: given the counts, the cells are a transportation problem with integral data (supplies to
+be placed, each on a set of allowed minipods, within the free nodes), so integral cells exist
+whenever fractional ones do, and a maximum flow finds them.
 """
 
 from __future__ import annotations

@@ -38,10 +38,10 @@ import math
 from math import comb
 from typing import Literal
 
-from topoopt.placement._milp import SparseMilp
+from topoopt.placement.exact_mip._milp import SparseMilp
+from topoopt.placement.exact_mip.transport import transport
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, within_targets
-from topoopt.placement.transport import transport
 
 MAX_TYPED_CELLS = 20_000
 """Most cell variables ``x[g, U, j]`` of a model :func:`decide` builds."""

@@ -11,7 +11,7 @@ programme over *column types*: ``p_T`` columns on the minipod set ``T`` (``1 <= 
     sum_T p_T = cols,   sum_{j in T} c_{T,j} = rows * p_T,   sum_{T ∋ j} c_{T,j} <= f_j.
 
 Given integral ``p`` the cells form a transportation problem with integral data, so integral
-``c`` exist (:func:`~topoopt.placement.transport.transport` recomputes them by a maximum
+``c`` exist (:func:`~topoopt.placement.exact_mip.transport.transport` recomputes them by a maximum
 flow), and the ``p_T``
 columns of a type take their cells from ``T`` one after the other, each exactly ``rows``
 cells. Two uses (``docs/placement.md``, "One side at a time"):
@@ -33,11 +33,11 @@ from collections.abc import Callable
 from math import comb
 from typing import Literal
 
-from topoopt.placement._milp import SparseMilp
+from topoopt.placement.exact_mip._milp import SparseMilp
+from topoopt.placement.exact_mip.transport import transport
+from topoopt.placement.exact_mip.two_pieces import pack_two
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
-from topoopt.placement.transport import transport
-from topoopt.placement.two_pieces import pack_two
 
 MAX_ALIGN_WORK = 500_000
 """Most cell comparisons of :func:`_align` (groups x length^2; about 50 ms)."""
@@ -61,8 +61,9 @@ def pack(
     """Place ``n_groups`` groups of ``length`` cells within the free nodes ``caps``, each
     group on at most ``most`` minipods.
 
-    With ``most = 2`` the combinatorial search of :func:`~topoopt.placement.two_pieces.pack_two`
-    decides first; the integer programme below only gets what it gives up on.
+    With ``most = 2`` the combinatorial search of
+    :func:`~topoopt.placement.exact_mip.two_pieces.pack_two` decides first; the integer programme
+    below only gets what it gives up on.
 
     Returns the groups (local minipod index per cell), ``False`` when it is impossible, or
     ``None`` when not decided (more than :data:`MAX_TYPES` types, or HiGHS ran out of

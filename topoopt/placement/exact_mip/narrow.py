@@ -38,10 +38,10 @@ from functools import cached_property
 from math import comb
 from typing import Literal
 
-from topoopt.placement._milp import SparseMilp
+from topoopt.placement.exact_mip._milp import SparseMilp
+from topoopt.placement.exact_mip.transport import transport
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, within_targets
-from topoopt.placement.transport import transport
 
 MAX_PODS = 10
 """Most minipods with free nodes :func:`decide` looks at (its Hall inequalities are
@@ -238,7 +238,7 @@ class NarrowPair:
         ``Z``; ``c_{e,j} + c_{e,k} = L p_e`` with ``c_{e,j} >= p_e N_k``; capacity
         ``L p_j + sum_e c_{e,j} <= f_j``. Minipods with equal free nodes are
         interchangeable, so their ``N`` is ordered. Solved by SCIP (see
-        :meth:`SparseMilp._solve_scip <topoopt.placement._milp.SparseMilp._solve_scip>`).
+        :meth:`SparseMilp._solve_scip <topoopt.placement.exact_mip._milp.SparseMilp._solve_scip>`).
         """
         started = time.perf_counter()
         m, length, n_p = self.m, self.length, self.n_narrow

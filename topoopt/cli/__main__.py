@@ -1,0 +1,3 @@
+from topoopt.cli import main
+
+main()

@@ -1,0 +1,241 @@
+"""``topoopt simulate``: replay a job trace on a cluster under a policy (``docs/sim.md``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from topoopt.cli.options import ListOf
+
+
+@click.command()
+@click.option(
+    "--cluster",
+    "cluster_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Cluster topology file (Slurm topology.conf / topology.yaml, topograph, kubectl get "
+    "nodes -o json, topoopt JSON).",
+)
+@click.option(
+    "--pod-level",
+    default="0",
+    show_default=True,
+    help="With --cluster: the level whose switches are the minipods (depth or name).",
+)
+@click.option(
+    "--cluster-shape",
+    default=None,
+    metavar="FANOUTxNODES[:GPUS]",
+    help="A generated cluster instead of --cluster: 16x2x32:8 is 16 minipods of 2 leaf "
+    "switches of 32 nodes of 8 GPUs.",
+)
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None)
+@click.option(
+    "--trace-format",
+    default=None,
+    help="philly, alibaba, helios, jsonl, csv (default: guessed from the file).",
+)
+@click.option(
+    "--synthetic",
+    "synthetic_jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Instead of --trace: this many synthetic jobs (Poisson arrivals at --load).",
+)
+@click.option(
+    "--load",
+    "loads",
+    type=ListOf(click.FloatRange(min=0, min_open=True)),
+    default="1",
+    show_default=True,
+    help="Arrival-rate factor on the trace (2: arrivals twice as frequent); with --synthetic, "
+    "the offered load (1: the whole cluster on average). Comma-separated: one run each.",
+)
+@click.option(
+    "--jobs-limit", type=click.IntRange(min=1), default=None, help="Only the first N jobs."
+)
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Record malformed trace rows and jobs larger than the cluster as rejected instead of "
+    "stopping at the first.",
+)
+@click.option(
+    "--policy",
+    "policies",
+    type=ListOf(click.STRING),
+    default="fifo",
+    show_default=True,
+    help="Queue policy: fifo, priority, spf, each with -backfill (EASY), first-fit, arnold. "
+    "Comma-separated: one run each.",
+)
+@click.option(
+    "--placement",
+    "placements",
+    type=ListOf(click.STRING),
+    default="placement/best-fit",
+    show_default=True,
+    help="Placement solver for whole-node jobs (short names as in topoopt solve). "
+    "Comma-separated: one run each.",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Seconds per placement decision.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Weight of the DP spread in the placement objective (Arnold eq. 2); default: the "
+    "performance model's (arnold: 0.0743, ideal: 0.5).",
+)
+@click.option("--backend", default=None, help="MIP backend of the placement solver.")
+@click.option("--performance", default="arnold", show_default=True, help="arnold or ideal.")
+@click.option("--predictor", default="exact", show_default=True, help="exact or noisy.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds between scheduling passes (0: after every event).",
+)
+@click.option(
+    "--reserve",
+    default=None,
+    metavar="JOB@SECONDS",
+    help="Arnold's reservation: plan and reserve the nodes of JOB when announced at SECONDS "
+    "(use with --policy arnold or first-fit).",
+)
+@click.option(
+    "--reserve-mode",
+    "reserve_modes",
+    type=ListOf(click.Choice(["predicted", "strict", "best-effort"])),
+    default="predicted",
+    show_default=True,
+    help="predicted: others may use the zone when predicted to end before JOB arrives; strict: "
+    "never; best-effort: whenever they do not fit elsewhere (reserve-and-pack).",
+)
+@click.option(
+    "--seed",
+    "seeds",
+    type=ListOf(click.IntRange(min=0, max=2**63 - 1)),
+    default="0",
+    show_default=True,
+    help="Seeds (comma-separated: one run each).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    "parallel",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs at a time (worker processes) when there are several.",
+)
+@click.option(
+    "--scheduler", default=None, help="Run the runs on this Dask scheduler (the dask extra)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for jobs.jsonl, timeline.csv and summary.json (a finished run is kept).",
+)
+def simulate(
+    cluster_file: str | None,
+    pod_level: str,
+    cluster_shape: str | None,
+    gpus_per_node: int,
+    trace_file: str | None,
+    trace_format: str | None,
+    synthetic_jobs: int | None,
+    loads: tuple[float, ...],
+    jobs_limit: int | None,
+    skip_bad: bool,
+    policies: tuple[str, ...],
+    placements: tuple[str, ...],
+    time_limit: float,
+    alpha: float | None,
+    backend: str | None,
+    performance: str,
+    predictor: str,
+    interval: float,
+    reserve: str | None,
+    reserve_modes: tuple[str, ...],
+    seeds: tuple[int, ...],
+    parallel: int,
+    scheduler: str | None,
+    out_dir: str,
+) -> None:
+    """Replay a job trace on a cluster under a queue policy and a placement solver; write one
+    record per job (jobs.jsonl), the cluster over time and a summary to OUT.
+
+    With several policies, placements, seeds, loads or reservation modes, every combination
+    runs into OUT/<policy>+<placement>+s<seed>+l<load>/ (--jobs at a time); a finished run
+    is kept, a failed one leaves error.json (the exit status is then still 0).
+    """
+    from topoopt.sim.sweep import RunSpec, plan_sweep, run_one, run_sweep
+
+    level: int | str = int(pod_level) if pod_level.lstrip("-").isdigit() else pod_level
+    base = RunSpec(
+        out_dir=out_dir,
+        cluster_file=cluster_file,
+        cluster_shape=cluster_shape,
+        pod_level=level,
+        gpus_per_node=gpus_per_node,
+        trace_file=trace_file,
+        trace_format=trace_format,
+        synthetic_jobs=synthetic_jobs,
+        jobs_limit=jobs_limit,
+        skip_bad=skip_bad,
+        time_limit=time_limit,
+        alpha=alpha,
+        backend=backend,
+        performance=performance,
+        predictor=predictor,
+        interval=interval,
+        reserve=reserve,
+    )
+    specs = plan_sweep(
+        base,
+        policies=policies,
+        placements=placements,
+        seeds=seeds,
+        loads=loads,
+        reserve_modes=reserve_modes,
+    )
+    if len(specs) == 1:
+        click.echo(_line(run_one(specs[0]), specs[0].out_dir))  # errors: exit 2
+        return
+    run_sweep(
+        specs,
+        jobs=parallel,
+        scheduler=scheduler,
+        on_done=lambda spec, out: click.echo(_line(out, spec.out_dir)),
+    )
+
+
+def _line(out: dict[str, Any], folder: str) -> str:
+    """One line per run: what ran and its headline figures, or its error."""
+    if "error" in out:
+        return f"{folder}: error: {out['error']}"
+    summary, config = out["summary"], out["config"]
+    jct = summary["jct_s"]
+    return (
+        f"{summary['jobs']} jobs ({summary['finished']} finished, {summary['rejected']} "
+        f"rejected) on {config['cluster']} under {config['policy']} + {config['placement']}: "
+        f"mean JCT {_fmt(jct['mean'])} s, p99 {_fmt(jct['p99'])} s, utilisation "
+        f"{_fmt(summary['utilisation'])}, mean slowdown {_fmt(summary['slowdown']['mean'])}; "
+        f"{folder}/summary.json"
+    )
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"

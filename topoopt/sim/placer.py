@@ -1,0 +1,178 @@
+"""The placement step: where a job that may start now runs.
+
+A job on one node (:class:`~topoopt.sim.jobs.Shape` not exclusive) goes to the node with the
+fewest free GPUs that still hold it (best fit; the lowest index on ties). A job of whole nodes
+becomes a placement instance of the idle nodes (:func:`topoopt.placement.cluster.from_topology`:
+the switches of the cluster's pod level are the minipods) solved by **any placement solver by
+name** with the per-decision time limit; the result's rank order names the node of every
+node-level rank. Every solver result is checked by the placement family before it is returned,
+so an infeasible placement never reaches the cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from topoopt.core.errors import TopooptError
+from topoopt.sim.cluster import Cluster, Occupancy
+from topoopt.sim.jobs import Job, Shape
+
+DEFAULT_SOLVER = "placement/best-fit"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where a job runs.
+
+    Attributes
+    ----------
+    nodes
+        Node names in rank order (one per node-level rank; one name for a single-node job).
+    gpus_by_node
+        GPUs held, by node index.
+    solver
+        The placement solver that decided (``None`` for the single-node best fit).
+    objective
+        The placement family's objective of the placement (Arnold eq. 2), when a solver
+        decided.
+    dp_minipods, pp_minipods
+        The most minipods a DP / PP group touches (1 for a single-node job).
+    decision_s
+        Wall time of the decision.
+    """
+
+    nodes: tuple[str, ...]
+    gpus_by_node: dict[int, int]
+    solver: str | None
+    objective: float | None
+    dp_minipods: int
+    pp_minipods: int
+    decision_s: float
+
+
+class PlacementFailed(TopooptError):
+    """The solver returned no placement although enough nodes were idle (the job is rejected
+    with this message)."""
+
+
+class Placer:
+    """Decides where jobs run on ``cluster`` (module docstring).
+
+    Parameters
+    ----------
+    cluster
+        The cluster.
+    solver
+        A placement solver name (short names as in ``topoopt solve``: ``exact-mip``).
+    time_limit
+        Seconds per decision (``None``: the solver's own default).
+    alpha
+        Weight of the DP spread in the placement objective (Arnold eq. 2); the run's
+        performance model gives it by default (:meth:`PerformanceModel.alpha
+        <topoopt.sim.performance.PerformanceModel.alpha>`).
+    seed, backend
+        Passed to the solver.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        solver: str = DEFAULT_SOLVER,
+        *,
+        time_limit: float | None = 1.0,
+        alpha: float = 0.5,
+        seed: int = 0,
+        backend: str | None = None,
+    ) -> None:
+        from topoopt.core.registry import resolve_solver
+
+        self.cluster = cluster
+        self.solver = resolve_solver(solver, "placement")
+        self.time_limit = time_limit
+        self.alpha = alpha
+        self.seed = seed
+        self.backend = backend
+
+    def place(
+        self,
+        job: Job,
+        shape: Shape,
+        occupancy: Occupancy,
+        allowed: np.ndarray | None = None,
+    ) -> Decision | None:
+        """Where ``job`` runs now, or ``None`` when it does not fit the free GPUs.
+
+        ``allowed`` (a boolean mask over the nodes) restricts the nodes it may use (a
+        reservation keeps jobs out of its zone, :mod:`topoopt.sim.reservation`).
+
+        Raises
+        ------
+        PlacementFailed
+            When the solver finds no placement on enough idle nodes.
+        """
+        start = time.perf_counter()
+        if not shape.exclusive:
+            fits = occupancy.free >= shape.gpus
+            candidates = np.flatnonzero(fits if allowed is None else fits & allowed)
+            if not candidates.size:
+                return None
+            node = int(candidates[np.argmin(occupancy.free[candidates])])
+            return Decision(
+                (self.cluster.nodes[node],),
+                {node: shape.gpus},
+                None,
+                None,
+                1,
+                1,
+                time.perf_counter() - start,
+            )
+        idle = occupancy.idle_nodes()
+        if allowed is not None:
+            idle = idle[allowed[idle]]
+        if len(idle) < shape.nodes:
+            return None
+        return self._solve(job, shape, idle, start)
+
+    def _solve(self, job: Job, shape: Shape, idle: np.ndarray, start: float) -> Decision:
+        import topoopt
+        from topoopt.placement.cluster import from_topology
+        from topoopt.placement.solution import rank_order
+
+        cluster = self.cluster
+        instance = from_topology(
+            cluster.topology,
+            level=cluster.pod_level,
+            free=[cluster.nodes[i] for i in idle.tolist()],
+            dp=shape.dp,
+            tp=shape.tp,
+            pp=shape.pp,
+            alpha=self.alpha,
+            gpus_per_node=int(cluster.node_gpus[idle[0]]),
+            name=f"job-{job.id}",
+        )
+        result = topoopt.solve(
+            instance,
+            self.solver,
+            time_limit=self.time_limit,
+            seed=self.seed,
+            backend=self.backend,
+        )
+        if not result.is_ok or result.solution is None:
+            raise PlacementFailed(
+                f"{self.solver} found no placement of {shape.nodes} nodes on {len(idle)} idle "
+                f"nodes ({result.termination.value}): {result.message}"
+            )
+        nodes = tuple(rank_order(instance, result.solution))
+        index = cluster.index
+        return Decision(
+            nodes,
+            {index[name]: int(cluster.node_gpus[index[name]]) for name in nodes},
+            self.solver,
+            result.objective,
+            max(1, int(result.metrics["dp_spread"])),
+            max(1, int(result.metrics["pp_spread"])),
+            time.perf_counter() - start,
+        )
