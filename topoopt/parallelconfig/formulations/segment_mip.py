@@ -70,7 +70,17 @@ fixed for ``h < K_k``, ``K_k = min {K : the K largest g_n sum to >= p_k}`` (a re
 distinct nodes hold its ``p_k`` stages). When a node change costs nothing (``β F_k = 0``) the
 layers are dropped (``H_k = 1`` with (2) inside layer 0: ``\sum_ℓ f_{k0(a-ℓ,ℓ)} = \sum_ℓ
 f_{k0(a,ℓ)}``) and ``y`` too. With a cutoff the model also has :mod:`grid_mip`'s (9),
-objective ``<= (U - o)/σ``. The offset ``o`` and the scale ``σ`` are :mod:`grid_mip`'s.
+objective ``<= (U - o)/σ``. The offset ``o`` and the scale ``σ`` are :mod:`grid_mip`'s. A
+layer ``h`` holds only the segments a replica of at most ``H_k`` runs can have there (``h <= a
+<= h·G`` and ``a + ℓ + (H_k - 1 - h)·G >= p_k``); a segment no layer holds gets no variables.
+
+**Levels and option B** (what ``parallelconfig/mip``'s split search builds, one configuration
+at a time): ``runs = H`` sets ``H_k = K_k = H``, so every ``y`` is 1 and ``T_pp`` the constant
+``T⁰_k + F_k (H - 1)``; configurations with fewer runs are over-priced here but were priced
+exactly at their own level. ``across=True`` keeps the configurations with a stage across
+nodes (option B of :mod:`topoopt.parallelconfig.bounds`; option A, every stage inside a node,
+is solved exactly there): ``\sum_{s,n} u_{ksn} <= (p_k - 1) z_k`` and ``τdp_k >= L^{dp}_k z_k``
+with ``L^{dp}_k`` option B's bound on ``T_dp``.
 
 **Symmetry** (``symmetry=True``): nodes of equal GPU count ``n < n'`` (consecutive of one
 count) hold non-increasing amounts, ``\sum_σ ℓ q_{kσn} >= \sum_σ ℓ q_{kσn'}``; any solution is
