@@ -24,23 +24,28 @@ WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 
 @st.composite
 def instances(
-    draw: st.DrawFn, max_gpus: int = 8, max_nodes: int = 4, fixed: bool | None = None
+    draw: st.DrawFn,
+    max_gpus: int = 8,
+    max_nodes: int = 4,
+    fixed: bool | None = None,
+    node_gpus: int = 4,
 ) -> ParallelConfigInstance:
-    """A small instance (module docstring); ``fixed=None`` draws whether ``(d, p)`` is fixed."""
+    """A small instance (module docstring); ``fixed=None`` draws whether ``(d, p)`` is fixed;
+    nodes of at most ``node_gpus`` GPUs."""
     n = draw(st.integers(1, max_nodes))
     nodes = []
     left = max_gpus
     for i in range(n):
         if left == 0:
             break
-        g = draw(st.integers(1, min(4, left)))
+        g = draw(st.integers(1, min(node_gpus, left)))
         nodes.append((f"n{i}", g))
         left -= g
     layers = draw(
         st.lists(
             st.tuples(st.sampled_from(COMPUTE_S), st.sampled_from(PARAM_BYTES)),
             min_size=1,
-            max_size=6,
+            max_size=max(6, max_gpus // 2),
         )
     )
     model = TrainingModel(layers, draw(st.sampled_from(ACTIVATION_BYTES)), draw(st.integers(1, 8)))

@@ -19,7 +19,7 @@ from topoopt.core.result import clean
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.parallelconfig import ParallelConfigInstance, TrainingModel, check, evaluate
 from topoopt.parallelconfig.bounds import lower_bound
-from topoopt.parallelconfig.generate import scaling, worked
+from topoopt.parallelconfig.generate import random_small, scaling, worked
 from topoopt.parallelconfig.solution import breakdown
 from topoopt.parallelconfig.solvers.oracle import canonical_grids, grid_counts
 
@@ -110,30 +110,47 @@ def test_oracle_refuses_large_jobs_and_stops_at_the_time_limit() -> None:
 # ------------------------------------------------------------------------------------ MIP
 
 
+MIPS = ("parallelconfig/mip", "parallelconfig/paper-mip")
+
+
+@pytest.mark.parametrize("solver", MIPS)
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=30, deadline=None)
 @given(inst=any_instances())
-def test_mip_equals_oracle(backend: str, inst: ParallelConfigInstance) -> None:
+def test_mip_equals_oracle(solver: str, backend: str, inst: ParallelConfigInstance) -> None:
+    oracle = topoopt.solve(inst, "parallelconfig/enumerate")
+    assert_like_oracle(inst, topoopt.solve(inst, solver, backend=backend), oracle)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60, deadline=None)
+@given(inst=instances(max_gpus=12, max_nodes=4, fixed=None, node_gpus=8))
+def test_segment_mip_equals_oracle_on_mixed_node_sizes(
+    backend: str, inst: ParallelConfigInstance
+) -> None:
+    """Nodes of 1 to 8 GPUs, up to 12 GPUs: the levels of runs and option A matter here."""
     oracle = topoopt.solve(inst, "parallelconfig/enumerate")
     assert_like_oracle(inst, topoopt.solve(inst, "parallelconfig/mip", backend=backend), oracle)
 
 
+@pytest.mark.parametrize("solver", MIPS)
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=12, deadline=None)
 @given(inst=any_instances(max_gpus=6))
-def test_joint_mip_equals_oracle(backend: str, inst: ParallelConfigInstance) -> None:
+def test_joint_mip_equals_oracle(solver: str, backend: str, inst: ParallelConfigInstance) -> None:
     oracle = topoopt.solve(inst, "parallelconfig/enumerate")
-    mip = topoopt.solve(inst, "parallelconfig/mip", backend=backend, method="joint")
+    mip = topoopt.solve(inst, solver, backend=backend, method="joint")
     assert_like_oracle(inst, mip, oracle)
 
 
+@pytest.mark.parametrize("solver", MIPS)
 @settings(max_examples=12, deadline=None)
 @given(inst=any_instances(), method=st.sampled_from(["split", "joint"]))
 def test_mip_without_symmetry_breaking_equals_oracle(
-    inst: ParallelConfigInstance, method: str
+    solver: str, inst: ParallelConfigInstance, method: str
 ) -> None:
     oracle = topoopt.solve(inst, "parallelconfig/enumerate")
-    mip = topoopt.solve(inst, "parallelconfig/mip", method=method, symmetry=False)
+    mip = topoopt.solve(inst, solver, method=method, symmetry=False)
     assert_like_oracle(inst, mip, oracle)
 
 
@@ -150,10 +167,17 @@ def hard() -> ParallelConfigInstance:
     )
 
 
+def needs_levels() -> ParallelConfigInstance:
+    """A job of 10 GPUs on nodes of 4, 3, 1 and 2 whose configurations the bounds, the exact
+    all-stages-inside option and the greedy packings do not settle."""
+    return random_small(1, 117, gpus=12)[116]
+
+
+@pytest.mark.parametrize("solver", MIPS)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_mip_solves_configurations_the_greedy_does_not_settle(backend: str) -> None:
-    inst = hard()
-    mip = topoopt.solve(inst, "parallelconfig/mip", backend=backend)
+def test_mip_solves_configurations_the_greedy_does_not_settle(backend: str, solver: str) -> None:
+    inst = needs_levels()
+    mip = topoopt.solve(inst, solver, backend=backend)
     assert mip.status is SolutionStatus.OPTIMAL
     solved = int(mip.message.split(": ")[1].split(" solved")[0])
     assert solved >= 1, mip.message
@@ -161,12 +185,15 @@ def test_mip_solves_configurations_the_greedy_does_not_settle(backend: str) -> N
     assert mip.objective < greedy.objective
 
 
+@pytest.mark.parametrize("solver", MIPS)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_mip_time_limit_returns_a_feasible_answer_with_a_valid_bound(backend: str) -> None:
+def test_mip_time_limit_returns_a_feasible_answer_with_a_valid_bound(
+    solver: str, backend: str
+) -> None:
     inst = hard()
-    optimum = topoopt.solve(inst, "parallelconfig/mip", backend=backend).objective
+    optimum = topoopt.solve(inst, solver, backend=backend).objective
     for limit in (1e-3, 0.05):
-        result = topoopt.solve(inst, "parallelconfig/mip", backend=backend, time_limit=limit)
+        result = topoopt.solve(inst, solver, backend=backend, time_limit=limit)
         assert result.is_ok and check(inst, result.solution) == []
         assert result.bound <= optimum * (1 + REL)
         if result.termination is TerminationReason.TIME_LIMIT:
@@ -176,7 +203,7 @@ def test_mip_time_limit_returns_a_feasible_answer_with_a_valid_bound(backend: st
             )
 
 
-def test_mip_refuses_huge_jobs_and_bad_options() -> None:
+def test_paper_mip_refuses_huge_jobs_and_bad_options_are_refused() -> None:
     huge = ParallelConfigInstance(
         "huge",
         [(f"n{i}", 8) for i in range(200)],
@@ -186,8 +213,8 @@ def test_mip_refuses_huge_jobs_and_bad_options() -> None:
             4, compute_s=0.01, param_bytes=1e8, activation_bytes=1e7, micro_batches=8
         ),
     )
-    with pytest.raises(UnsupportedInstanceError, match="1600 GPUs exceed the MIP's 1024"):
-        topoopt.solve(huge, "parallelconfig/mip")
+    with pytest.raises(UnsupportedInstanceError, match="1600 GPUs exceed the paper ILP's 1024"):
+        topoopt.solve(huge, "parallelconfig/paper-mip")
     with pytest.raises(InvalidOptionError, match="method"):
         topoopt.solve(worked(), "parallelconfig/mip", method="all")
     with pytest.raises(InvalidOptionError, match="symmetry"):

@@ -59,7 +59,8 @@ def test_breakdown_by_hand(config, grid, parts) -> None:
     [
         ("parallelconfig/enumerate", None, {}),
         *[
-            ("parallelconfig/mip", b, {"method": m})
+            (solver, b, {"method": m})
+            for solver in ("parallelconfig/mip", "parallelconfig/paper-mip")
             for b in available_backends()
             for m in ("split", "joint")
         ],
@@ -108,7 +109,12 @@ def test_fixed_parallelism_keeps_d_and_p() -> None:
     data = worked().to_dict()
     data["parallelism"] = {"d": 2, "p": 4}
     inst = topoopt.load(data)
-    for solver in ("parallelconfig/enumerate", "parallelconfig/mip", "parallelconfig/greedy"):
+    for solver in (
+        "parallelconfig/enumerate",
+        "parallelconfig/mip",
+        "parallelconfig/paper-mip",
+        "parallelconfig/greedy",
+    ):
         result = topoopt.solve(inst, solver)
         assert (result.d, result.p) == (2, 4)
     best = topoopt.solve(inst, "parallelconfig/enumerate")

@@ -6,7 +6,8 @@ the data-parallel degree ``d`` and the pipeline depth ``p`` (``d·p <= r``; tens
 is 1, §2.2) and which GPU runs which (replica, stage), minimising ``T_comp + alpha·T_dp +
 beta·T_pp`` (:mod:`topoopt.parallelconfig.solution` states the cost model).
 
-Solvers (``topoopt.solvers_for("parallelconfig")``): the exact ILP per ``(d, p)`` (or joint),
+Solvers (``topoopt.solvers_for("parallelconfig")``): the exact segment ILP per ``(d, p)`` and
+level of runs (``parallelconfig/mip``), the paper's cell-to-node ILP (``parallelconfig/paper-mip``),
 a greedy packing baseline and the enumeration oracle.
 """
 

@@ -222,6 +222,66 @@ def scaling(
     return out
 
 
+MIXED_MODELS = {
+    **MODELS,
+    "bert-large": (24, 1024),
+    "opt-2.7b": (32, 2560),
+    "gpt-13b": (40, 5120),
+}
+"""Transformer shapes ``(layers, hidden)`` of :func:`mixed`."""
+MIXED_INTRA_GBPS = (600.0, 2400.0)
+"""Intra-node bandwidths of :func:`mixed` (PCIe/NVLink 3, NVLink 4, Gb/s)."""
+MIXED_INTER_GBPS = (100.0, 200.0, 400.0)
+"""Inter-node bandwidths of :func:`mixed` (one or more NICs, Gb/s)."""
+MIXED_MICRO_BATCHES = (8, 16, 32, 64)
+"""Micro-batches per iteration of :func:`mixed`."""
+
+
+def mixed_instance(
+    rng: np.random.Generator,
+    name: str,
+    *,
+    max_nodes: int = 16,
+    node_gpus: tuple[int, int] = (2, 8),
+    min_nodes: int = 2,
+) -> ParallelConfigInstance:
+    """A transformer of :data:`MIXED_MODELS` on ``min_nodes..max_nodes`` nodes of
+    ``node_gpus[0]`` to ``node_gpus[1]`` GPUs each (drawn independently: a cluster's
+    leftovers), bandwidths and micro-batches from the module's lists."""
+    count = int(rng.integers(min_nodes, max_nodes + 1))
+    low, high = node_gpus
+    nodes = [(f"n{k}", int(rng.integers(low, high + 1))) for k in range(count)]
+    model_name = list(MIXED_MODELS)[int(rng.integers(0, len(MIXED_MODELS)))]
+    layers, hidden = MIXED_MODELS[model_name]
+    model = transformer(layers, hidden, micro_batches=int(rng.choice(MIXED_MICRO_BATCHES)))
+    return ParallelConfigInstance(
+        name,
+        nodes,
+        float(rng.choice(MIXED_INTRA_GBPS)),
+        float(rng.choice(MIXED_INTER_GBPS)),
+        model,
+        labels={"model": model_name, "nodes": str(count)},
+    )
+
+
+def mixed(
+    seed: int = 0, count: int = 20, nodes: int = 16, min_nodes: int = 2
+) -> list[ParallelConfigInstance]:
+    """``count`` transformer jobs on ``min_nodes..nodes`` nodes of 2 to 8 GPUs each (mixed
+    sizes, up to ``8 · nodes`` GPUs; ``nodes`` from 2 to 160): the scale suite of
+    ``parallelconfig/mip`` (issue #25: 16 nodes, up to 128 GPUs, proven within 2 s)."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    top = option_int("nodes", nodes, 2, 160)
+    low = option_int("min_nodes", min_nodes, 2, top)
+    rng = make_rng(seed)
+    name = "mixed" if low == 2 else f"mixed{low}"
+    return [
+        mixed_instance(rng, f"{name}-{seed}-{i}", max_nodes=top, min_nodes=low)
+        for i in range(count)
+    ]
+
+
 def examples() -> list[ParallelConfigInstance]:
     """Fixed small instances for the conformance suite: the worked example, uneven nodes, a
     fixed ``(d, p)``, one node, a network faster than the node, and random jobs."""
@@ -268,17 +328,27 @@ GENERATORS: dict[str, Callable[..., list[ParallelConfigInstance]]] = {
     "random-small": random_small,
     "random-medium": random_medium,
     "scaling": scaling,
+    "mixed": mixed,
 }
 """Suites for ``topoopt instances generate parallelconfig --suite NAME --seed N``."""
 
 
 def slow_examples() -> list[ParallelConfigInstance]:
     """Instances on which the solvers need the longest (the time-limit check of the conformance
-    suite): a 6.7B-parameter model on 64 nodes of 8 GPUs, and a random job on 16 GPUs (within
-    the oracle's limit)."""
-    rng = make_rng(0)
-    random_instance(rng, "r", max_gpus=12, max_nodes=12, max_layers=32, node_gpus=2)
-    enum = random_instance(
-        rng, "enum-16", max_gpus=16, max_nodes=16, max_layers=32, node_gpus=2, micro_batches=32
+    suite, 1 s): a GPT-2 1.3B job on 131 nodes of 2 to 8 GPUs (656 GPUs, 1188 configurations;
+    ``parallelconfig/mip`` and ``parallelconfig/paper-mip`` need far more than a second, and
+    both accept it: it is the first, so the default run checks both on it), a 6.7B-parameter
+    model on 64 nodes of 8 GPUs, and a random job on 12 GPUs within the oracle's limit that
+    takes it seconds (about 210,000 assignments)."""
+    large = mixed_instance(make_rng(3), "mixed-131-nodes", max_nodes=160)
+    enum = random_instance(  # about 210,000 assignments: seconds for the oracle
+        make_rng(19),
+        "enum-12",
+        max_gpus=16,
+        max_nodes=8,
+        max_layers=16,
+        node_gpus=4,
+        micro_batches=16,
+        fixed=0.0,
     )
-    return [scaling(0, nodes=(64,), models=("gpt-6.7b",))[0], enum]
+    return [large, scaling(0, nodes=(64,), models=("gpt-6.7b",))[0], enum]

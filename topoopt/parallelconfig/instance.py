@@ -365,7 +365,13 @@ class ParallelConfigInstance(Instance["ParallelConfigResult"]):
     @property
     def capacities(self) -> list[int]:
         """GPUs per node, in node order."""
-        return [n.gpus for n in self.nodes]
+        return list(self.gpu_counts)
+
+    @functools.cached_property
+    def gpu_counts(self) -> tuple[int, ...]:
+        """GPUs per node, in node order, as a tuple computed once (the bounds ask it for every
+        configuration)."""
+        return tuple(n.gpus for n in self.nodes)
 
     @functools.cached_property
     def node_index(self) -> dict[str, int]:

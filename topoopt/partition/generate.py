@@ -350,6 +350,38 @@ def tpa_64(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
     return out
 
 
+def tpa_64_mixed(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
+    """:func:`tpa_64` on nodes of mixed sizes: ``count`` chain jobs of 64 blocks of 2 GPUs with
+    8 skip edges on 4–8 clusters of 2–8 nodes of 2 to 8 GPUs each (drawn independently), at
+    least 1.25 times the job's 128 GPUs in all (nodes are added to random clusters until then).
+    Every cluster's sub-problem is a mixed-size ``parallelconfig`` instance of at most 64 GPUs on
+    at most 8 nodes (issue #25: ``parallelconfig/mip`` proves those)."""
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    rng = make_rng(seed)
+    blocks, block_gpus, most_nodes = 64, 2, 8
+    out = []
+    for i in range(count):
+        nodes = [
+            [int(rng.integers(2, 9)) for _ in range(int(rng.integers(2, most_nodes + 1)))]
+            for _ in range(int(rng.integers(4, 9)))
+        ]
+        while sum(map(sum, nodes)) < math.ceil(1.25 * blocks * block_gpus):
+            open_ = [c for c, n in enumerate(nodes) if len(n) < most_nodes]
+            nodes[open_[int(rng.integers(0, len(open_)))]].append(int(rng.integers(2, 9)))
+        out.append(
+            tpa_instance(
+                rng,
+                f"tpa-64-mixed-{seed}-{i}",
+                nodes,
+                [block_gpus] * blocks,
+                skips=8,
+                micro_batches=(8, 16, 32),
+            )
+        )
+    return out
+
+
 def examples() -> list[PartitionInstance]:
     """Fixed small instances for the conformance suite: a 2 × 2 job that fits one cluster, and
     random small ones, all with intra-cluster data (:func:`with_intra`, so that every solver,
@@ -381,6 +413,7 @@ GENERATORS: dict[str, Callable[..., list[PartitionInstance]]] = {
     "table2-512": _table2_512,
     "tpa-small": tpa_small,
     "tpa-64": tpa_64,
+    "tpa-64-mixed": tpa_64_mixed,
 }
 """Suites for ``topoopt instances generate partition --suite NAME --seed N``."""
 

@@ -1,5 +1,5 @@
-"""Solvers of the parallelconfig family: the greedy baseline, the exact ILP and the enumeration
-oracle."""
+"""Solvers of the parallelconfig family: the greedy baseline, the exact ILPs (the segment ILP
+and the paper's) and the enumeration oracle."""
 
 from topoopt.parallelconfig.solvers import greedy, mip, oracle
 
