@@ -30,6 +30,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
     "topoopt.clusterselect.formulations.select_mip": ({},),
     "topoopt.partition.formulations.cut_mip": ({}, {"symmetry": False}),
     "topoopt.parallelconfig.formulations.grid_mip": ({}, {"symmetry": False}),
+    "topoopt.parallelconfig.formulations.segment_mip": ({}, {"symmetry": False}),
     "topoopt.ocs.formulations.tdm_mip": ({}, {"symmetry": False}),
 }
 FAMILY_OF = {
@@ -39,6 +40,7 @@ FAMILY_OF = {
     "topoopt.clusterselect.formulations.select_mip": "clusterselect",
     "topoopt.partition.formulations.cut_mip": "partition",
     "topoopt.parallelconfig.formulations.grid_mip": "parallelconfig",
+    "topoopt.parallelconfig.formulations.segment_mip": "parallelconfig",
     "topoopt.ocs.formulations.tdm_mip": "ocs",
 }
 

@@ -405,8 +405,18 @@ def test_cli_solves_a_shipped_tpa_instance() -> None:
     assert check(inst, from_dict(inst, data["solution"])) == []
 
 
-def test_a_sub_problem_too_large_for_the_ilp_falls_back_to_the_greedy() -> None:
-    nodes = [(f"n{k}", 8) for k in range(138)]  # 1,104 GPUs, more than the MIP's 1,024
+def test_a_sub_problem_the_ilp_refuses_falls_back_to_the_greedy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Since issue #25 ``parallelconfig/mip`` takes clusters of any size; a refusal is made
+    here (over 1,024 GPUs, the paper ILP's limit) to exercise the fallback."""
+    from topoopt.parallelconfig.solvers.mip import SegmentMipSolver
+
+    def refuse(cls: type, instance: Any) -> str | None:
+        return "too large" if instance.n_gpus > 1024 else None
+
+    monkeypatch.setattr(SegmentMipSolver, "unsupported_reason", classmethod(refuse))
+    nodes = [(f"n{k}", 8) for k in range(138)]  # 1,104 GPUs
     inst = PartitionInstance(
         "large",
         [("c0", 1104, nodes, 2400.0, 200.0), ("c1", 8, [("n0", 8)], 600.0, 100.0)],

@@ -15,8 +15,8 @@ step-time estimate (``docs/partition.md``, "Heuristic-ILP").
 
 The call's backend, threads, gap, seed, backend options and log go to every sub-MIP. With a
 time limit, greedy-lowcut may use all of it; each sub-MIP then gets the time left divided by
-the clusters still to configure. A sub-problem the MIP refuses (more than
-:data:`~topoopt.parallelconfig.solvers.mip.MAX_GPUS` GPUs) is configured by
+the clusters still to configure. A sub-problem the MIP refuses (since issue #25 the segment
+ILP refuses none; a plug-in solver registered in its place may) is configured by
 ``parallelconfig/greedy`` instead, as the message says. When the time runs out before every
 cluster is configured, the assignment is returned without configurations (``time_limit``).
 No bound (a heuristic): the eq. 9 part is greedy-lowcut's.
