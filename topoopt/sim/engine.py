@@ -22,6 +22,7 @@ import bisect
 import dataclasses
 import heapq
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,7 @@ class Simulation:
         self._events: list[tuple[float, int, int, str]] = []
         self._order = 0
         self._queue: list[tuple[tuple[float, ...], str]] = []
+        self._waiting: Counter[tuple[bool, int]] = Counter()  # the queue's demands
         self._jobs: dict[str, Job] = {}
         self._shapes: dict[str, Shape] = {}
         self._predicted: dict[str, float] = {}
@@ -283,14 +285,14 @@ class Simulation:
                     ticked = True
             if self.interval > 0:
                 for item in arrived:
-                    bisect.insort(self._queue, item)
+                    self._enqueue(item)
                 if ticked:
                     self._pass()
                 elif finished or arrived:
                     self._schedule_tick()
             elif finished or not self._queue or not self.incremental or self.zone is not None:
                 for item in arrived:
-                    bisect.insort(self._queue, item)
+                    self._enqueue(item)
                 self._pass()
             elif arrived:
                 self._arrivals_pass(sorted(arrived))
@@ -386,6 +388,30 @@ class Simulation:
         most_free, idle = capacity
         return idle >= shape.nodes if shape.exclusive else most_free >= shape.gpus
 
+    def _enqueue(self, item: tuple[tuple[float, ...], str]) -> None:
+        bisect.insort(self._queue, item)
+        self._waiting[self._demand(item[1])] += 1
+
+    def _dequeue(self, positions: list[int]) -> None:
+        """Remove the jobs at ``positions`` (ascending) from the queue."""
+        for position in reversed(positions):
+            self._waiting[self._demand(self._queue[position][1])] -= 1
+            del self._queue[position]
+
+    def _demand(self, job_id: str) -> tuple[bool, int]:
+        """What a job needs to fit: ``(True, nodes)`` idle nodes or ``(False, gpus)`` free
+        GPUs on one node."""
+        shape = self._shapes[job_id]
+        return (True, shape.nodes) if shape.exclusive else (False, shape.gpus)
+
+    def _anything_fits(self, capacity: tuple[int, int]) -> bool:
+        """Whether some waiting job fits ``capacity`` (a pass stops once none does)."""
+        most_free, idle = capacity
+        return any(
+            count and (idle >= size if exclusive else most_free >= size)
+            for (exclusive, size), count in self._waiting.items()
+        )
+
     def _pass(self) -> None:
         """Start what fits, in the policy's order (module docstring).
 
@@ -400,7 +426,10 @@ class Simulation:
         capacity = self._capacity()
         first = 0  # position of the first job that does not fit
         blocking = self.policy.blocking
+        fits = self._anything_fits(capacity)
         for position, (_, job_id) in enumerate(queue):
+            if not fits and (shadow is not None or not blocking):
+                break  # no waiting job fits the free GPUs: nothing more can start
             if shadow is None:
                 started = self._try(job_id, capacity, math.inf)
                 if started is None:
@@ -419,9 +448,9 @@ class Simulation:
                 if started is None:
                     continue
             done.append(position)
-            capacity = started
-        for position in reversed(done):
-            del queue[position]
+            if started != capacity:
+                capacity, fits = started, self._anything_fits(started)
+        self._dequeue(done)
         self._after_pass(capacity)
 
     def _arrivals_pass(self, arrived: list[tuple[tuple[float, ...], str]]) -> None:
@@ -440,11 +469,11 @@ class Simulation:
         blocking = self.policy.blocking
         if blocking and arrived[0] < queue[0]:
             for item in arrived:
-                bisect.insort(queue, item)
+                self._enqueue(item)
             self._pass()
             return
         for item in arrived:
-            bisect.insort(queue, item)
+            self._enqueue(item)
         capacity = self._capacity()
         if self.policy.backfill or not blocking:
             done: list[int] = []
@@ -457,8 +486,7 @@ class Simulation:
                 if started is not None:
                     done.append(position)
                     capacity = started
-            for position in reversed(done):
-                del queue[position]
+            self._dequeue(done)
         self._after_pass(capacity)
 
     def _try(self, job_id: str, capacity: tuple[int, int], shadow: float) -> tuple[int, int] | None:
