@@ -98,7 +98,12 @@ from typing import Any
 import pyomo.environ as pyo
 
 from topoopt.parallelconfig.bounds import lower_bound, min_runs, split_bound
-from topoopt.parallelconfig.formulations.grid_mip import MIN_SCALE, twins
+from topoopt.parallelconfig.formulations.grid_mip import (  # the same scaling and reading
+    MIN_SCALE,
+    configuration,
+    twins,
+)
+from topoopt.parallelconfig.formulations.grid_mip import cost_of as cost_of  # the protocol's
 from topoopt.parallelconfig.instance import ParallelConfigInstance
 from topoopt.parallelconfig.solution import (
     ParallelConfig,
@@ -462,16 +467,6 @@ def build(
         m.cutoff = pyo.Param(initialize=(cutoff - offset) / pyo.value(m.scale))
         m.beat_cutoff = pyo.Constraint(rule=_cutoff_rule)
     return m
-
-
-def cost_of(model: pyo.ConcreteModel, value: float) -> float:
-    """The family's objective (seconds) of the model's objective value ``value``."""
-    return float(pyo.value(model.offset) + pyo.value(model.scale) * value)
-
-
-def configuration(model: pyo.ConcreteModel) -> int:
-    """The configuration ``k`` chosen by the loaded values."""
-    return max(model.K, key=lambda k: pyo.value(model.z[k]))
 
 
 def _count(var: Any) -> int:
