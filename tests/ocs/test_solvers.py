@@ -411,6 +411,6 @@ def test_a_refused_model_returns_the_start() -> None:
     assert result.solution is not None and check(inst, result.solution) == []
     if result.termination is TerminationReason.LICENSE:
         assert result.status is SolutionStatus.FEASIBLE
-        assert "returning the hill-climb start" in result.message
+        assert "returning the warm start" in result.message
     else:
         assert result.status is SolutionStatus.OPTIMAL, result

@@ -28,6 +28,7 @@ otherwise a heuristic attempt without a bound. ``docs/mip.md`` shows how to writ
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import time
@@ -64,6 +65,11 @@ class Formulation(Protocol):
     def warm_start(self, model: pyo.ConcreteModel, solution: Any, /) -> None:
         """Set ``model``'s variables to the values of ``solution`` (a MIP start)."""
         ...
+
+
+KEEP_START = (TerminationReason.TIME_LIMIT, TerminationReason.LICENSE)
+"""Terminations after which a MIP solver returns its warm start when the backend gave no
+solution: no time to find one, or a licence that refused the model."""
 
 
 def _import_before_interrupts() -> None:
@@ -232,9 +238,15 @@ class MipSolver(Solver):
         t1 = time.perf_counter()
         if outcome.has_solution:
             solution = formulation.extract(model, instance)
-        else:  # the start is still an incumbent when the backend had no time to find one
-            timed_out = outcome.termination is TerminationReason.TIME_LIMIT
-            solution = start if timed_out else None
+        elif start is not None and outcome.termination in KEEP_START:
+            # the start is still an incumbent when the backend had no time to find one, or
+            # refused the model (a size-limited licence)
+            solution = start
+            outcome = dataclasses.replace(
+                outcome, message=f"{outcome.message}; returning the warm start"
+            )
+        else:
+            solution = None
         return MipRun(
             model=model,
             outcome=outcome,

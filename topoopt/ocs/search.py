@@ -31,6 +31,10 @@ Score = tuple[float, int, float]
 
 EPS = 1e-9
 """Relative tolerance under which two rounds (or two tie-breakers) count as equal."""
+SQUARE_NOISE = 1e-15
+"""Differences of ``Σ v_a²`` (s²) below which two tie-breakers count as equal: the sum is kept
+incrementally (a pod's old square subtracted, its new one added), and the rounding left after
+values come and go is of the order of 1e-17 (a sum that is 0 may read 3e-18 or 7e-18)."""
 MAX_OPTIONS = 60
 """Most options of one job a search tries (a ring over six pods has 60)."""
 
@@ -45,7 +49,7 @@ def better(one: Score, two: Score) -> bool:
         return False
     if n1 != n2:
         return n1 < n2
-    return q1 < q2 - EPS * abs(q2) - 1e-300
+    return q1 < q2 - EPS * abs(q2) - SQUARE_NOISE
 
 
 def job_options(instance: OcsInstance, job: int) -> list[Choice]:

@@ -56,9 +56,6 @@ class TdmIlpSolver(MipSolver):
     exact = True
     gives_bound = True
     formulation = "topoopt.ocs.formulations.tdm_mip"
-    _started: Schedule | None = None
-    """The start of the current call (returned when the backend refuses the model, e.g. a
-    size-limited Gurobi licence)."""
 
     @classmethod
     def unsupported_reason(cls, instance: OcsInstance) -> str | None:
@@ -99,8 +96,7 @@ class TdmIlpSolver(MipSolver):
         found = HillClimbSolver()._solve(instance, SolveContext(None, limit, 0))
         if found.solution is None and found.termination is TerminationReason.TIME_LIMIT:
             found = OxcGreedySolver()._solve(instance, SolveContext(None, limit, 0))
-        self._started = cast(Schedule | None, found.solution)
-        return self._started
+        return cast(Schedule | None, found.solution)
 
     def _solve(self, instance: OcsInstance, ctx: SolveContext, *, symmetry: bool = True) -> Attempt:
         if not isinstance(symmetry, bool):
@@ -111,19 +107,8 @@ class TdmIlpSolver(MipSolver):
                 RESERVE_SHARE * ctx.time_limit, FREE_S_PER_BINARY * circuit_binaries(instance)
             )
             inner = replace(ctx, time_limit=ctx.time_limit - reserve)
-        self._started = None
         run = self.run(instance, inner, symmetry=symmetry)
         attempt = self.attempt(ctx, run)
-        if (
-            attempt.solution is None
-            and self._started is not None
-            and (run.outcome.termination is TerminationReason.LICENSE)
-        ):  # the backend refused the model: the start is still the best schedule known
-            attempt = replace(
-                attempt,
-                solution=self._started,
-                message=f"{attempt.message}; returning the hill-climb start",
-            )
         del run  # the model is a web of reference cycles: free it now, on the solver's time,
         gc.collect()  # not in the middle of evaluating the result (2 s at 640 pods x 960 jobs)
         return attempt
