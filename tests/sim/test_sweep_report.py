@@ -33,6 +33,7 @@ def test_a_sweep_then_its_report(tmp_path: Path) -> None:
     assert {p.name for p in (tmp_path / "report" / "figures").iterdir()} == {
         "jct-cdf.png",
         "utilisation.png",
+        "fragmentation.png",
         "queue.png",
     }
     mixed = CliRunner().invoke(

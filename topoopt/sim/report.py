@@ -10,8 +10,8 @@ document model and plots of :mod:`topoopt.bench` (``docs/sim.md``, "Report"):
   one named) on the same jobs (the run of that setting with the same trace, load and seed),
   over the jobs both finished: the mean JCT difference with a 95 % bootstrap
   confidence interval and the Wilcoxon signed-rank test's p-value (``scipy.stats``);
-* JCT CDFs, utilisation and queue length over time, and for reservation runs the allocation
-  and retention rates of Arnold's Appendix H.
+* JCT CDFs, utilisation, fragmentation and queue length over time, and for reservation runs
+  the allocation and retention rates of Arnold's Appendix H.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def _sample(x: np.ndarray, y: np.ndarray) -> tuple[tuple[float, ...], tuple[floa
 
 def plots(runs: Sequence[Run]) -> list[Plot]:
     """JCT CDFs, utilisation and queue length over time (and reservation rates)."""
-    cdf, util, queue, alloc, retain = [], [], [], [], []
+    cdf, util, frag, queue, alloc, retain = [], [], [], [], [], []
     for run in runs:
         values = np.sort(np.asarray(list(run.jct.values()), dtype=float))
         if values.size:
@@ -231,6 +231,10 @@ def plots(runs: Sequence[Run]) -> list[Plot]:
         gpus = run.config.get("cluster_gpus") or 1
         nodes = run.config.get("cluster_nodes") or 1
         util.append(Series(run.label, *_sample(line["time_s"], line["busy_gpus"] / gpus)))
+        free = gpus - line["busy_gpus"]
+        on_partial = free - line["idle_nodes"] * (gpus / nodes)
+        share = np.divide(on_partial, free, out=np.zeros_like(free), where=free > 0)
+        frag.append(Series(run.label, *_sample(line["time_s"], share)))
         queue.append(Series(run.label, *_sample(line["time_s"], line["queued"])))
         reservation = run.summary["summary"].get("reservation")
         if reservation:
@@ -244,6 +248,14 @@ def plots(runs: Sequence[Run]) -> list[Plot]:
     out = [
         Plot("jct-cdf", "JCT distribution", "JCT (s)", "share of jobs", tuple(cdf), "step", "log"),
         Plot("utilisation", "GPU utilisation", "time (s)", "busy GPUs / all", tuple(util), "step"),
+        Plot(
+            "fragmentation",
+            "Fragmentation: free GPUs on partly used nodes",
+            "time (s)",
+            "share of the free GPUs",
+            tuple(frag),
+            "step",
+        ),
         Plot("queue", "Queue length", "time (s)", "waiting jobs", tuple(queue), "step"),
     ]
     if alloc:
