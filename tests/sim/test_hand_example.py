@@ -49,6 +49,8 @@ def test_the_schedule_derived_by_hand(policy: str) -> None:
     for job, (start, end, nodes) in EXPECTED[policy].items():
         assert got[job][0] == start and got[job][1] == pytest.approx(end, abs=1e-9), job
         assert got[job][2] == nodes, job
+    devices = {r["job"]: r["devices"] for r in done}
+    assert devices["b"] == [list(range(8))] and devices["d"] == [[0, 1, 2, 3]]
     jct = {r["job"]: r["jct_s"] for r in done}
     assert jct["d"] == (80 if policy == "fifo" else 10)
     assert jct["e"] == pytest.approx(60 + 100 * SLOW)

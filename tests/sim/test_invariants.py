@@ -4,6 +4,8 @@ full pass, and FIFO starts jobs in queue order."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,6 +64,24 @@ def test_invariants(case: tuple[Cluster, Trace], policy: str, solver: str) -> No
         if job.gpus > cluster.node_size:
             assert shape_nodes == -(-job.gpus // cluster.node_size)
         spans.append((r["start_s"], r["end_s"], r["nodes"], job.gpus, shape_nodes))
+    # no GPU (node, index) is held by two jobs at once, and a job holds as many as its shape
+    intervals: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for r in done:
+        assert len(r["devices"]) == len(r["nodes"])
+        held = sum(len(d) for d in r["devices"])
+        assert held == (
+            jobs[r["job"]].gpus if len(r["nodes"]) == 1 else cluster.node_size * len(r["nodes"])
+        )
+        for node, devices in zip(r["nodes"], r["devices"], strict=True):
+            assert len(set(devices)) == len(devices) and all(
+                0 <= d < cluster.node_size for d in devices
+            )
+            for d in devices:
+                intervals.setdefault((node, d), []).append((r["start_s"], r["end_s"]))
+    for spans_of_gpu in intervals.values():
+        spans_of_gpu.sort()
+        for (_, end), (start, _) in itertools.pairwise(spans_of_gpu):
+            assert start >= end
     # at any start time, the GPUs held on every node fit the node (a second, independent check
     # of the occupancy the engine keeps)
     for t, *_ in spans:
@@ -112,3 +132,22 @@ def test_backfilling_never_delays_the_first_job_under_exact_predictions(
     }
     first = trace.jobs[0].id
     assert easy[first] <= plain[first]
+
+
+def test_the_occupancy_check_finds_a_gpu_held_twice() -> None:
+    import pytest
+
+    from topoopt.core.errors import TopooptError
+    from topoopt.sim.cluster import Occupancy
+
+    occupancy = Occupancy(generated_cluster([2], 2, 4))
+    assert occupancy.allocate("a", {0: 3}) == {0: (0, 1, 2)}
+    assert occupancy.allocate("b", {0: 1, 1: 4}) == {0: (3,), 1: (0, 1, 2, 3)}
+    occupancy.check()
+    occupancy.held["b"][0] = (2,)  # a corrupted state: GPU 2 of node 0 twice
+    with pytest.raises(TopooptError, match="GPU 2 of node n0000 held by 'a' and 'b'"):
+        occupancy.check()
+    occupancy.held["b"][0] = (3,)
+    occupancy.free[1] = 1
+    with pytest.raises(TopooptError, match="node n0001"):
+        occupancy.check()

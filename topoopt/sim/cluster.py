@@ -141,18 +141,21 @@ def parse_shape(text: str) -> Cluster:
 
 
 class Occupancy:
-    """Free GPUs of every node and the GPUs every running job holds.
+    """Which GPUs of every node are free, and which each running job holds.
 
+    ``free`` counts the free GPUs of every node (what fitting asks); ``busy`` marks each GPU
+    (node x local index), so a job's record names its devices (``CUDA_VISIBLE_DEVICES``).
     Every change checks what it touches: :meth:`allocate` refuses a job already running, an
-    unknown node or more GPUs than a node has free; :meth:`release` refuses a job that holds
-    nothing. :meth:`check` verifies the whole state (free + held = the node's GPUs, no
-    negative count).
+    unknown node or more GPUs than a node has free, and gives a job the lowest free indices;
+    :meth:`release` refuses a job that holds nothing. :meth:`check` verifies the whole state
+    (every GPU held by at most one job, the marks and the counts agree).
     """
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.free = cluster.node_gpus.copy()
-        self.held: dict[str, dict[int, int]] = {}
+        self.busy = np.zeros((cluster.n_nodes, cluster.node_size), dtype=bool)
+        self.held: dict[str, dict[int, tuple[int, ...]]] = {}
 
     def idle_nodes(self) -> np.ndarray:
         """Indices of the nodes with every GPU free."""
@@ -163,8 +166,9 @@ class Occupancy:
         """GPUs held by running jobs."""
         return self.cluster.total_gpus - int(self.free.sum())
 
-    def allocate(self, job: str, gpus_by_node: Mapping[int, int]) -> None:
-        """Give ``job`` the GPUs ``{node index: count}``."""
+    def allocate(self, job: str, gpus_by_node: Mapping[int, int]) -> dict[int, tuple[int, ...]]:
+        """Give ``job`` ``{node index: count}`` GPUs, the lowest free indices of each node;
+        returns the indices it got."""
         if job in self.held:
             raise TopooptError(f"invariant: job {job!r} is already running")
         if not gpus_by_node:
@@ -175,17 +179,23 @@ class Occupancy:
                     f"invariant: job {job!r} asks {count} GPUs of node {node} with "
                     f"{self.free[node] if 0 <= node < len(self.free) else 'no'} free"
                 )
+        got: dict[int, tuple[int, ...]] = {}
         for node, count in gpus_by_node.items():
+            devices = np.flatnonzero(~self.busy[node])[:count]
+            self.busy[node, devices] = True
             self.free[node] -= count
-        self.held[job] = dict(gpus_by_node)
+            got[node] = tuple(int(d) for d in devices)
+        self.held[job] = got
+        return got
 
-    def release(self, job: str) -> dict[int, int]:
+    def release(self, job: str) -> dict[int, tuple[int, ...]]:
         """Free the GPUs of ``job``; returns what it held."""
         held = self.held.pop(job, None)
         if held is None:
             raise TopooptError(f"invariant: job {job!r} holds no GPU")
-        for node, count in held.items():
-            self.free[node] += count
+        for node, devices in held.items():
+            self.busy[node, list(devices)] = False
+            self.free[node] += len(devices)
         return held
 
     def check(self) -> None:
@@ -194,16 +204,28 @@ class Occupancy:
         Raises
         ------
         TopooptError
-            Naming the first node whose free and held GPUs do not add up to its own.
+            Naming the first GPU held twice, or the first node whose marks, free count and
+            held GPUs do not agree.
         """
-        used = np.zeros_like(self.free)
-        for held in self.held.values():
-            for node, count in held.items():
-                used[node] += count
-        bad = np.flatnonzero((used + self.free != self.cluster.node_gpus) | (self.free < 0))
+        owner: dict[tuple[int, int], str] = {}
+        for job, held in self.held.items():
+            for node, devices in held.items():
+                for device in devices:
+                    if (node, device) in owner:
+                        raise TopooptError(
+                            f"invariant: GPU {device} of node {self.cluster.nodes[node]} held "
+                            f"by {owner[node, device]!r} and {job!r}"
+                        )
+                    owner[node, device] = job
+        marked = np.zeros_like(self.busy)
+        for node, device in owner:
+            marked[node, device] = True
+        counts = self.cluster.node_gpus - self.busy.sum(axis=1)
+        bad = np.flatnonzero((marked != self.busy).any(axis=1) | (counts != self.free))
         if bad.size:
             node = int(bad[0])
             raise TopooptError(
-                f"invariant: node {self.cluster.nodes[node]}: {self.free[node]} free + "
-                f"{used[node]} held != {self.cluster.node_gpus[node]} GPUs"
+                f"invariant: node {self.cluster.nodes[node]}: {self.free[node]} free, "
+                f"{int(self.busy[node].sum())} marked busy, {int(marked[node].sum())} held, "
+                f"of {self.cluster.node_gpus[node]} GPUs"
             )

@@ -351,8 +351,9 @@ class Simulation:
     def _finish(self, job_id: str) -> None:
         run = self._running.pop(job_id)
         del self._ends[bisect.bisect_left(self._ends, (run.predicted_end_s, job_id))]
-        self.occupancy.release(job_id)
+        held = self.occupancy.release(job_id)
         job, decision = run.job, run.decision
+        index = self.cluster.index
         self._record(
             {
                 "job": job.id,
@@ -365,6 +366,7 @@ class Simulation:
                 "duration_s": job.duration_s,
                 "gpus": job.gpus,
                 "nodes": list(decision.nodes),
+                "devices": [list(held[index[name]]) for name in decision.nodes],
                 "policy": self.policy.name,
                 "placement_solver": decision.solver,
                 "objective": decision.objective,
@@ -615,8 +617,8 @@ class Simulation:
         total = self.cluster.node_gpus
         idle = int(np.count_nonzero(free == total))
         for predicted_end, job_id in self._ends:
-            for node, count in self.occupancy.held[job_id].items():
-                free[node] += count
+            for node, devices in self.occupancy.held[job_id].items():
+                free[node] += len(devices)
                 if shape.exclusive and free[node] == total[node]:
                     idle += 1
                 if not shape.exclusive and free[node] >= shape.gpus:
