@@ -106,6 +106,22 @@ from topoopt.cli.options import ListOf
     help="Seconds between scheduling passes (0: after every event).",
 )
 @click.option(
+    "--dispatch",
+    default=None,
+    metavar="SOLVER",
+    help="A gpuselect solver (eha, auto, mip, ...) that picks the GPUs of jobs of 2 GPUs up to "
+    "a node's among the free GPUs of --pool-hosts hosts (BandPilot's setting).",
+)
+@click.option("--host-type", default="H100", show_default=True, help="Hosts' GPU topology.")
+@click.option(
+    "--inter-gbps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=50.0,
+    show_default=True,
+    help="Bandwidth between hosts (GB/s) of the dispatch's model.",
+)
+@click.option("--pool-hosts", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option(
     "--reserve",
     default=None,
     metavar="JOB@SECONDS",
@@ -167,6 +183,10 @@ def simulate(
     performance: str,
     predictor: str,
     interval: float,
+    dispatch: str | None,
+    host_type: str,
+    inter_gbps: float,
+    pool_hosts: int,
     reserve: str | None,
     reserve_modes: tuple[str, ...],
     seeds: tuple[int, ...],
@@ -202,6 +222,10 @@ def simulate(
         predictor=predictor,
         interval=interval,
         reserve=reserve,
+        dispatch=dispatch,
+        host_type=host_type,
+        inter_gbps=inter_gbps,
+        pool_hosts=pool_hosts,
     )
     specs = plan_sweep(
         base,

@@ -166,9 +166,14 @@ class Occupancy:
         """GPUs held by running jobs."""
         return self.cluster.total_gpus - int(self.free.sum())
 
-    def allocate(self, job: str, gpus_by_node: Mapping[int, int]) -> dict[int, tuple[int, ...]]:
-        """Give ``job`` ``{node index: count}`` GPUs, the lowest free indices of each node;
-        returns the indices it got."""
+    def allocate(
+        self,
+        job: str,
+        gpus_by_node: Mapping[int, int],
+        devices: Mapping[int, tuple[int, ...]] | None = None,
+    ) -> dict[int, tuple[int, ...]]:
+        """Give ``job`` ``{node index: count}`` GPUs: the indices ``devices`` names, else the
+        lowest free ones of each node; returns the indices it got."""
         if job in self.held:
             raise TopooptError(f"invariant: job {job!r} is already running")
         if not gpus_by_node:
@@ -181,10 +186,18 @@ class Occupancy:
                 )
         got: dict[int, tuple[int, ...]] = {}
         for node, count in gpus_by_node.items():
-            devices = np.flatnonzero(~self.busy[node])[:count]
-            self.busy[node, devices] = True
-            self.free[node] -= count
-            got[node] = tuple(int(d) for d in devices)
+            chosen = np.flatnonzero(~self.busy[node])[:count]
+            if devices is not None:
+                chosen = np.asarray(devices[node], dtype=np.int64)
+                if len(set(chosen.tolist())) != count or self.busy[node, chosen].any():
+                    raise TopooptError(
+                        f"invariant: job {job!r} asks GPUs {devices[node]} of node {node}, not "
+                        f"{count} free ones"
+                    )
+            got[node] = tuple(int(d) for d in chosen)
+        for node, chosen_devices in got.items():
+            self.busy[node, list(chosen_devices)] = True
+            self.free[node] -= len(chosen_devices)
         self.held[job] = got
         return got
 

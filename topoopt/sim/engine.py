@@ -333,8 +333,8 @@ class Simulation:
 
     def _start(self, job_id: str, decision: Decision) -> None:
         job, shape = self._jobs[job_id], self._shapes[job_id]
-        self.occupancy.allocate(job_id, decision.gpus_by_node)
-        slowdown = self.model.slowdown(job, shape, decision.dp_minipods, decision.pp_minipods)
+        self.occupancy.allocate(job_id, decision.gpus_by_node, decision.devices)
+        slowdown = self.model.slowdown(job, shape, decision)
         if not (math.isfinite(slowdown) and slowdown >= 1):
             raise SimulationError(
                 f"performance model gave slowdown {slowdown!r} for {job_id!r} (the reference "
@@ -373,6 +373,7 @@ class Simulation:
                 "dp_minipods": decision.dp_minipods,
                 "pp_minipods": decision.pp_minipods,
                 "slowdown": run.slowdown,
+                "bandwidth_ratio": decision.bandwidth_ratio,
                 "decision_s": decision.decision_s,
             }
         )
@@ -594,7 +595,7 @@ class Simulation:
 
     def _slowdown(self, job_id: str, decision: Decision) -> float:
         job, shape = self._jobs[job_id], self._shapes[job_id]
-        return self.model.slowdown(job, shape, decision.dp_minipods, decision.pp_minipods)
+        return self.model.slowdown(job, shape, decision)
 
     def _decide(
         self, job_id: str, shape: Shape, allowed: np.ndarray | None = None

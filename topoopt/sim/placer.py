@@ -21,6 +21,8 @@ from topoopt.sim.cluster import Cluster, Occupancy
 from topoopt.sim.jobs import Job, Shape
 
 DEFAULT_SOLVER = "placement/best-fit"
+EXACT_DISPATCH = "gpuselect/auto"
+"""The exact gpuselect solver that gives the best bandwidth a dispatch pool offers."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,12 @@ class Decision:
         The most minipods a DP / PP group touches (1 for a single-node job).
     decision_s
         Wall time of the decision.
+    devices
+        The GPU indices of each node, when the decision chose them (a gpuselect dispatch);
+        ``None``: the lowest free ones.
+    bandwidth_ratio
+        For a gpuselect dispatch: the chosen GPUs' collective bandwidth over the best the
+        candidate hosts offered (1 when the dispatcher found the best).
     """
 
     nodes: tuple[str, ...]
@@ -51,6 +59,8 @@ class Decision:
     dp_minipods: int
     pp_minipods: int
     decision_s: float
+    devices: dict[int, tuple[int, ...]] | None = None
+    bandwidth_ratio: float | None = None
 
 
 class PlacementFailed(TopooptError):
@@ -75,6 +85,14 @@ class Placer:
         <topoopt.sim.performance.PerformanceModel.alpha>`).
     seed, backend
         Passed to the solver.
+    dispatch
+        A gpuselect solver (``gpuselect/eha``, ``gpuselect/auto``, ...) that picks the GPUs of
+        jobs of 2 GPUs up to a node's among the free GPUs of the ``pool_hosts`` hosts with the
+        most free GPUs (BandPilot's setting; the job may span them); ``None``: best fit on one
+        node.
+    host_type, inter_gbps
+        The hosts' type (its built-in GPU topology, :mod:`topoopt.gpuselect.topologies`) and
+        the bandwidth between hosts (GB/s) of the dispatch's bandwidth model.
     """
 
     def __init__(
@@ -86,11 +104,21 @@ class Placer:
         alpha: float = 0.5,
         seed: int = 0,
         backend: str | None = None,
+        dispatch: str | None = None,
+        host_type: str = "H100",
+        inter_gbps: float = 50.0,
+        pool_hosts: int = 4,
     ) -> None:
         from topoopt.core.registry import resolve_solver
 
         self.cluster = cluster
         self.solver = resolve_solver(solver, "placement")
+        self.dispatch = None if dispatch is None else resolve_solver(dispatch, "gpuselect")
+        self.host_type = host_type
+        self.inter_gbps = inter_gbps
+        if isinstance(pool_hosts, bool) or not isinstance(pool_hosts, int) or pool_hosts < 1:
+            raise TopooptError(f"pool_hosts: must be an integer >= 1, got {pool_hosts!r}")
+        self.pool_hosts = pool_hosts
         self.time_limit = time_limit
         self.alpha = alpha
         self.seed = seed
@@ -114,6 +142,8 @@ class Placer:
             When the solver finds no placement on enough idle nodes.
         """
         start = time.perf_counter()
+        if not shape.exclusive and self.dispatch is not None and shape.gpus >= 2:
+            return self._dispatch(self.dispatch, shape, occupancy, allowed, start)
         if not shape.exclusive:
             fits = occupancy.free >= shape.gpus
             candidates = np.flatnonzero(fits if allowed is None else fits & allowed)
@@ -135,6 +165,62 @@ class Placer:
         if len(idle) < shape.nodes:
             return None
         return self._solve(job, shape, idle, start)
+
+    def _dispatch(
+        self,
+        dispatcher: str,
+        shape: Shape,
+        occupancy: Occupancy,
+        allowed: np.ndarray | None,
+        start: float,
+    ) -> Decision | None:
+        """BandPilot's dispatch: the ``pool_hosts`` hosts with the most free GPUs (the lowest
+        index on ties) become a gpuselect instance (their free GPUs, ``k`` = the job's GPUs)
+        that the dispatcher solves; ``gpuselect/auto`` (exact) gives the best bandwidth the
+        pool offered, for :attr:`Decision.bandwidth_ratio`."""
+        import topoopt
+        from topoopt.gpuselect.pool import from_cluster
+
+        free = occupancy.free if allowed is None else np.where(allowed, occupancy.free, 0)
+        order = np.lexsort((np.arange(len(free)), -free))[: self.pool_hosts]
+        pool = [int(n) for n in order if free[n] > 0]
+        if int(free[pool].sum()) < shape.gpus:
+            return None
+        names = [self.cluster.nodes[n] for n in pool]
+        instance = from_cluster(
+            {name: self.host_type for name in names},
+            k=shape.gpus,
+            idle={
+                name: np.flatnonzero(~occupancy.busy[n]).tolist()
+                for name, n in zip(names, pool, strict=True)
+            },
+            gpus=self.cluster.node_size,
+            inter_gbps=self.inter_gbps,
+            name="dispatch",
+        )
+        result = topoopt.solve(instance, dispatcher, time_limit=self.time_limit, seed=self.seed)
+        if not result.is_ok or result.solution is None or not result.objective:
+            raise PlacementFailed(
+                f"{dispatcher} found no {shape.gpus} GPUs among {len(pool)} hosts "
+                f"({result.termination.value}): {result.message}"
+            )
+        best = result.objective
+        if dispatcher != EXACT_DISPATCH:
+            best = max(best, float(topoopt.solve(instance, EXACT_DISPATCH).objective or 0.0))
+        devices: dict[int, list[int]] = {}
+        for host, gpu in result.to_dict()["solution"]["gpus"]:
+            devices.setdefault(self.cluster.index[host], []).append(int(gpu))
+        return Decision(
+            tuple(self.cluster.nodes[n] for n in devices),
+            {n: len(d) for n, d in devices.items()},
+            dispatcher,
+            result.objective,
+            1,
+            1,
+            time.perf_counter() - start,
+            devices={n: tuple(sorted(d)) for n, d in devices.items()},
+            bandwidth_ratio=min(1.0, result.objective / best),
+        )
 
     def _solve(self, job: Job, shape: Shape, idle: np.ndarray, start: float) -> Decision:
         import topoopt

@@ -58,6 +58,10 @@ def run_simulation(
     seed: int = 0,
     skip_unfit: bool = False,
     reservation: Reservation | None = None,
+    dispatch: str | None = None,
+    host_type: str = "H100",
+    inter_gbps: float = 50.0,
+    pool_hosts: int = 4,
     config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Simulate ``trace`` on ``cluster`` and write the run folder (module docstring).
@@ -75,11 +79,28 @@ def run_simulation(
     if alpha is None:
         alpha = PERFORMANCE_MODELS.get(performance).alpha()
     placer = Placer(
-        cluster, placement, time_limit=time_limit, alpha=alpha, seed=seed, backend=backend
+        cluster,
+        placement,
+        time_limit=time_limit,
+        alpha=alpha,
+        seed=seed,
+        backend=backend,
+        dispatch=dispatch,
+        host_type=host_type,
+        inter_gbps=inter_gbps,
+        pool_hosts=pool_hosts,
     )
     settings = {
         "policy": policy,
         "placement": placer.solver,
+        "dispatch": None
+        if placer.dispatch is None
+        else {
+            "solver": placer.dispatch,
+            "host_type": host_type,
+            "inter_gbps": inter_gbps,
+            "pool_hosts": pool_hosts,
+        },
         "time_limit": time_limit,
         "alpha": alpha,
         "backend": backend,

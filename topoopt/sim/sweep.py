@@ -52,6 +52,10 @@ class RunSpec:
     interval: float = 0.0
     reserve: str | None = None
     reserve_mode: str = "predicted"
+    dispatch: str | None = None
+    host_type: str = "H100"
+    inter_gbps: float = 50.0
+    pool_hosts: int = 4
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -134,6 +138,10 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         seed=spec.seed,
         skip_unfit=spec.skip_bad,
         reservation=reservation,
+        dispatch=spec.dispatch,
+        host_type=spec.host_type,
+        inter_gbps=spec.inter_gbps,
+        pool_hosts=spec.pool_hosts,
         config={"trace": source, "load": spec.load, "jobs_limit": spec.jobs_limit, **spec.extra},
     )
 
