@@ -122,6 +122,13 @@ from topoopt.cli.options import ListOf
 )
 @click.option("--pool-hosts", type=click.IntRange(min=1), default=4, show_default=True)
 @click.option(
+    "--host-table",
+    default=None,
+    metavar="CSV",
+    help="nccl-tests per-subset CSV of one host (data:NAME allowed): the dispatch searches with "
+    "these measured bandwidths instead of --host-type's built-in topology.",
+)
+@click.option(
     "--reserve",
     default=None,
     metavar="JOB@SECONDS",
@@ -187,6 +194,7 @@ def simulate(
     host_type: str,
     inter_gbps: float,
     pool_hosts: int,
+    host_table: str | None,
     reserve: str | None,
     reserve_modes: tuple[str, ...],
     seeds: tuple[int, ...],
@@ -226,6 +234,7 @@ def simulate(
         host_type=host_type,
         inter_gbps=inter_gbps,
         pool_hosts=pool_hosts,
+        host_table=host_table,
     )
     specs = plan_sweep(
         base,

@@ -13,8 +13,11 @@ figure                           definition
 ``slowdown``                     running time / reference duration: mean over the finished jobs
                                  and over those on whole nodes (``multi_node``)
 ``objective``                    mean placement objective (Arnold eq. 2) of the whole-node jobs
-``decision_s``                   wall time of the placement decisions a solver made: median, p95,
+``decision_s``                   wall time of the decisions a solver made (placements and
+                                 dispatches): median, p95,
                                  p99, max
+``bandwidth_ratio``              dispatched jobs: the chosen GPUs' bandwidth over the pool's best,
+                                 mean and worst
 ===============================  ===================================================================
 """
 
@@ -53,8 +56,11 @@ def _time_average(times: np.ndarray, values: np.ndarray, end: float) -> float | 
 def summarize(records: Sequence[Record], timeline: Timeline, cluster: Cluster) -> dict[str, Any]:
     """The run's summary (module docstring)."""
     finished = [r for r in records if r["status"] == "finished"]
-    multi = [r for r in finished if r.get("placement_solver") and r.get("objective") is not None]
-    decided = [r["decision_s"] for r in multi]
+    decided = [r["decision_s"] for r in finished if r.get("placement_solver")]
+    multi = [  # whole-node jobs a placement solver placed (not the dispatched ones)
+        r for r in finished if r.get("placement_solver") and r.get("bandwidth_ratio") is None
+    ]
+    ratios = [r["bandwidth_ratio"] for r in finished if r.get("bandwidth_ratio") is not None]
     end = max((r["end_s"] for r in finished), default=None)
     makespan = None if end is None else end - min(r["submit_s"] for r in finished)
     times = np.asarray(timeline.time_s, dtype=float)
@@ -78,6 +84,11 @@ def summarize(records: Sequence[Record], timeline: Timeline, cluster: Cluster) -
             "multi_node": _stats([r["slowdown"] for r in multi])["mean"],
         },
         "objective": _stats([r["objective"] for r in multi])["mean"],
+        "bandwidth_ratio": {
+            "count": len(ratios),
+            "mean": _stats(ratios)["mean"],
+            "min": min(ratios, default=None),
+        },
         "decision_s": {
             "count": len(decided),
             "median": _stats(decided)["median"],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,20 @@ class Placer:
     host_type, inter_gbps
         The hosts' type (its built-in GPU topology, :mod:`topoopt.gpuselect.topologies`) and
         the bandwidth between hosts (GB/s) of the dispatch's bandwidth model.
+    host_table
+        An nccl-tests per-subset CSV of one host (``data:`` names allowed) to use instead of the
+        built-in topology: the dispatch then searches with the measured bandwidths (a
+        bottleneck model across hosts, :func:`topoopt.gpuselect.pool.from_cluster`).
     """
+
+    def _bandwidth_model(self, host_table: str | None) -> Any:
+        """The dispatch's bandwidth model, built once (from two hosts of ``host_type``)."""
+        from topoopt.gpuselect.pool import from_cluster
+
+        tables = None if host_table is None else {self.host_type: host_table}
+        hosts = {"h0": self.host_type, "h1": self.host_type}
+        pair = from_cluster(hosts, k=1, tables=tables, inter_gbps=self.inter_gbps)
+        return pair.bandwidth
 
     def __init__(
         self,
@@ -108,6 +122,7 @@ class Placer:
         host_type: str = "H100",
         inter_gbps: float = 50.0,
         pool_hosts: int = 4,
+        host_table: str | None = None,
     ) -> None:
         from topoopt.core.registry import resolve_solver
 
@@ -119,6 +134,7 @@ class Placer:
         if isinstance(pool_hosts, bool) or not isinstance(pool_hosts, int) or pool_hosts < 1:
             raise TopooptError(f"pool_hosts: must be an integer >= 1, got {pool_hosts!r}")
         self.pool_hosts = pool_hosts
+        self._model = None if dispatch is None else self._bandwidth_model(host_table)
         self.time_limit = time_limit
         self.alpha = alpha
         self.seed = seed
@@ -195,7 +211,7 @@ class Placer:
                 for name, n in zip(names, pool, strict=True)
             },
             gpus=self.cluster.node_size,
-            inter_gbps=self.inter_gbps,
+            model=self._model,
             name="dispatch",
         )
         result = topoopt.solve(instance, dispatcher, time_limit=self.time_limit, seed=self.seed)

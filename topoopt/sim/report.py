@@ -113,6 +113,7 @@ def comparison_table(runs: Sequence[Run]) -> Table:
                 _num(s["fragmentation"], 3),
                 _num(s["slowdown"]["multi_node"], 5),
                 _num(s["decision_s"]["p99"], 3),
+                _num(s.get("bandwidth_ratio", {}).get("mean"), 4),
             )
         )
     columns = (
@@ -127,6 +128,7 @@ def comparison_table(runs: Sequence[Run]) -> Table:
         "fragmentation",
         "slowdown (whole-node jobs)",
         "p99 decision (s)",
+        "bandwidth kept (dispatched jobs)",
     )
     return Table(columns, tuple(rows), "Runs: JCT and queueing time of the finished jobs.")
 

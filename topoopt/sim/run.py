@@ -62,6 +62,7 @@ def run_simulation(
     host_type: str = "H100",
     inter_gbps: float = 50.0,
     pool_hosts: int = 4,
+    host_table: str | None = None,
     config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Simulate ``trace`` on ``cluster`` and write the run folder (module docstring).
@@ -89,6 +90,7 @@ def run_simulation(
         host_type=host_type,
         inter_gbps=inter_gbps,
         pool_hosts=pool_hosts,
+        host_table=host_table,
     )
     settings = {
         "policy": policy,
@@ -100,6 +102,7 @@ def run_simulation(
             "host_type": host_type,
             "inter_gbps": inter_gbps,
             "pool_hosts": pool_hosts,
+            "host_table": host_table,
         },
         "time_limit": time_limit,
         "alpha": alpha,

@@ -56,6 +56,7 @@ class RunSpec:
     host_type: str = "H100"
     inter_gbps: float = 50.0
     pool_hosts: int = 4
+    host_table: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -142,6 +143,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         host_type=spec.host_type,
         inter_gbps=spec.inter_gbps,
         pool_hosts=spec.pool_hosts,
+        host_table=spec.host_table,
         config={"trace": source, "load": spec.load, "jobs_limit": spec.jobs_limit, **spec.extra},
     )
 
