@@ -42,6 +42,17 @@ def test_a_sweep_then_its_report(tmp_path: Path) -> None:
     assert mixed.exit_code == 2 and "not both" in mixed.output
 
 
+def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
+    from topoopt.sim.sweep import RunSpec, run_sweep
+
+    spec = RunSpec(str(tmp_path / "run"), cluster_shape="2x2:8", synthetic_jobs=50)
+    (killed,) = run_sweep([spec], run_timeout=0.01)  # less than the process takes to start
+    assert "killed after 0.01 s" in killed["error"]
+    assert "killed after" in json.loads((tmp_path / "run" / "error.json").read_text())["error"]
+    (done,) = run_sweep([spec])
+    assert done["summary"]["finished"] == 50 and not (tmp_path / "run" / "error.json").exists()
+
+
 def _run(label: str, jct: dict[str, float], load: float = 1.0) -> Run:
     config = {"trace": "t", "load": load, "jobs_limit": None, "jobs": len(jct)}
     return Run(label, Path(label), {"config": config, "summary": {}}, jct, {"time_s": np.zeros(1)})

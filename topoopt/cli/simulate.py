@@ -165,6 +165,12 @@ from topoopt.cli.options import ListOf
     "--scheduler", default=None, help="Run the runs on this Dask scheduler (the dask extra)."
 )
 @click.option(
+    "--run-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="With several runs: kill a run after this many seconds (it leaves error.json).",
+)
+@click.option(
     "--out",
     "out_dir",
     required=True,
@@ -200,6 +206,7 @@ def simulate(
     seeds: tuple[int, ...],
     parallel: int,
     scheduler: str | None,
+    run_timeout: float | None,
     out_dir: str,
 ) -> None:
     """Replay a job trace on a cluster under a queue policy and a placement solver; write one
@@ -251,6 +258,7 @@ def simulate(
         specs,
         jobs=parallel,
         scheduler=scheduler,
+        run_timeout=run_timeout,
         on_done=lambda spec, out: click.echo(_line(out, spec.out_dir)),
     )
 

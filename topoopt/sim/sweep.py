@@ -2,23 +2,28 @@
 
 Each combination is a :class:`RunSpec` (plain data, so it pickles to a worker process), run by
 :func:`run_one` into its own folder ``OUT/<label>/`` (:mod:`topoopt.sim.run`), so a sweep
-resumes run by run. :func:`run_sweep` runs them ``jobs`` at a time in worker processes
-(:class:`concurrent.futures.ProcessPoolExecutor`) or on a Dask cluster, and a run that fails
-— an error, a crashed worker — is recorded as an error summary in its folder, never lost.
+resumes run by run. :func:`run_sweep` runs them ``jobs`` at a time, each in a fresh process
+with an optional hard timeout (:func:`isolated`), or on a Dask cluster, and a run that fails
+— an error, a crash, a timeout — is recorded as an error summary in its folder, never lost.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from topoopt.core.errors import TopooptError
+from topoopt.sim.run import SUMMARY
+
+ERROR = "error.json"
+"""What a failed run leaves in its folder."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +159,7 @@ def _error_summary(spec: RunSpec, message: str) -> dict[str, Any]:
     folder = Path(spec.out_dir)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "error.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        (folder / ERROR).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     except OSError:
         pass  # the returned summary still carries the error
     return out
@@ -171,21 +176,49 @@ def _guarded(spec: RunSpec) -> dict[str, Any]:
         return _error_summary(spec, f"internal error: {last}")
 
 
+def _child(spec: RunSpec) -> None:
+    """A run in its own process: its summary or error file is its outcome."""
+    _guarded(spec)
+
+
+def isolated(spec: RunSpec, timeout: float | None = None) -> dict[str, Any]:
+    """Run ``spec`` in a fresh process (spawned) and return its summary: a process that dies
+    (a crash, memory) or outlives ``timeout`` seconds (killed) leaves an error summary, never
+    a lost run."""
+    folder = Path(spec.out_dir)
+    (folder / ERROR).unlink(missing_ok=True)
+    process = multiprocessing.get_context("spawn").Process(target=_child, args=(spec,))
+    process.start()
+    process.join(timeout)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        return _error_summary(spec, f"killed after {timeout:g} s (the run timeout)")
+    for name in (SUMMARY, ERROR):
+        if (folder / name).is_file():
+            return dict(json.loads((folder / name).read_text(encoding="utf-8")))
+    return _error_summary(spec, f"the run's process died (exit code {process.exitcode})")
+
+
 def run_sweep(
     specs: Sequence[RunSpec],
     *,
     jobs: int = 1,
     scheduler: str | None = None,
+    run_timeout: float | None = None,
     on_done: Callable[[RunSpec, dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every spec; summaries in the order of ``specs``.
 
-    ``jobs`` runs at a time in worker processes (1: in this process), or on the Dask cluster
-    at ``scheduler`` (the ``dask`` extra; the workers must see the same files). A finished run
-    (its ``summary.json`` with the same configuration) is not run again.
+    Each run is :func:`isolated` in a fresh process, ``jobs`` at a time, killed after
+    ``run_timeout`` seconds when given; or, with ``scheduler``, on that Dask cluster (the
+    ``dask`` extra; the workers must see the same files; no timeout). A finished run (its
+    ``summary.json`` with the same configuration) is not run again.
     """
     if jobs < 1:
         raise TopooptError(f"--jobs: must be at least 1, got {jobs}")
+    if run_timeout is not None and not run_timeout > 0:
+        raise TopooptError(f"--run-timeout: must be > 0, got {run_timeout}")
     results: dict[int, dict[str, Any]] = {}
 
     def done(index: int, summary: dict[str, Any]) -> None:
@@ -196,21 +229,13 @@ def run_sweep(
     if scheduler is not None:
         for index, summary in _dask(specs, scheduler):
             done(index, summary)
-    elif jobs == 1 or len(specs) == 1:
-        for index, spec in enumerate(specs):
-            done(index, _guarded(spec))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures: dict[Future[dict[str, Any]], int] = {
-                pool.submit(_guarded, spec): i for i, spec in enumerate(specs)
+        with ThreadPoolExecutor(max_workers=jobs) as threads:  # each watches one process
+            futures = {
+                threads.submit(isolated, spec, run_timeout): i for i, spec in enumerate(specs)
             }
             for future in as_completed(futures):
-                index = futures[future]
-                try:
-                    summary = future.result()
-                except Exception as exc:  # the worker died (a crash, a kill)
-                    summary = _error_summary(specs[index], f"worker failed: {exc!r}")
-                done(index, summary)
+                done(futures[future], future.result())
     return [results[i] for i in range(len(specs))]
 
 
