@@ -42,13 +42,15 @@ def test_a_sweep_then_its_report(tmp_path: Path) -> None:
     assert mixed.exit_code == 2 and "not both" in mixed.output
 
 
-def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
+def test_a_run_past_its_limits_is_killed_and_recorded(tmp_path: Path) -> None:
     from topoopt.sim.sweep import RunSpec, run_sweep
 
     spec = RunSpec(str(tmp_path / "run"), cluster_shape="2x2:8", synthetic_jobs=50)
     (killed,) = run_sweep([spec], run_timeout=0.01)  # less than the process takes to start
     assert "killed after 0.01 s" in killed["error"]
     assert "killed after" in json.loads((tmp_path / "run" / "error.json").read_text())["error"]
+    (too_big,) = run_sweep([spec], memory_limit_mb=1.0)  # less than any Python process
+    assert "killed past 1 MiB" in too_big["error"]
     (done,) = run_sweep([spec])
     assert done["summary"]["finished"] == 50 and not (tmp_path / "run" / "error.json").exists()
 

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psutil
 
@@ -132,7 +132,27 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def supervise(task: Task, cancel: threading.Event | None = None) -> WorkerExit | None:
+class Supervised(Protocol):
+    """What :func:`supervise` needs of a run: the worker's spec and the limits to enforce (a
+    :class:`~topoopt.bench.task.Task`, or another kind of run, such as a simulation of
+    :mod:`topoopt.sim.sweep`)."""
+
+    @property
+    def hard_timeout(self) -> float:
+        """Seconds after which the worker is killed."""
+        ...
+
+    @property
+    def memory_limit_mb(self) -> float | None:
+        """Resident memory (MiB) above which the worker is killed."""
+        ...
+
+    def worker_spec(self) -> dict[str, Any]:
+        """What the worker process runs (:func:`topoopt.bench.worker.run`)."""
+        ...
+
+
+def supervise(task: Supervised, cancel: threading.Event | None = None) -> WorkerExit | None:
     """Run ``task`` in a fresh worker process and watch it until it ends.
 
     Returns ``None`` when ``cancel`` was set meanwhile (the worker is killed, nothing is

@@ -49,7 +49,22 @@ def _exit_when_orphaned(parent: int, interval: float = 0.5) -> None:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """Solve the run described by ``spec`` (see :meth:`Task.worker_spec`) and return the outcome."""
+    """Solve the run described by ``spec`` (see :meth:`Task.worker_spec`) and return the outcome.
+
+    A spec with ``"call": "module:function"`` calls ``function(spec["args"])`` instead, whose
+    JSON value is the result (another kind of supervised run, e.g. a simulation of
+    :mod:`topoopt.sim.sweep`).
+    """
+    if "call" in spec:
+        module, _, name = spec["call"].partition(":")
+        try:
+            return {"result": getattr(importlib.import_module(module), name)(spec["args"])}
+        except MemoryError:
+            return {"error": "memory", "message": "the run ran out of memory (MemoryError)"}
+        except Exception as exc:
+            tail = traceback.format_exc(limit=-3).strip().splitlines()[-6:]
+            message = f"{type(exc).__name__}: {exc}"
+            return {"error": "error", "message": message, "traceback": "\n".join(tail)}
     try:
         for module in spec["plugins"]:
             importlib.import_module(module)

@@ -171,6 +171,13 @@ from topoopt.cli.options import ListOf
     help="With several runs: kill a run after this many seconds (it leaves error.json).",
 )
 @click.option(
+    "--memory-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="MIB",
+    help="With several runs: kill a run whose resident memory exceeds this many MiB.",
+)
+@click.option(
     "--out",
     "out_dir",
     required=True,
@@ -207,6 +214,7 @@ def simulate(
     parallel: int,
     scheduler: str | None,
     run_timeout: float | None,
+    memory_limit: float | None,
     out_dir: str,
 ) -> None:
     """Replay a job trace on a cluster under a queue policy and a placement solver; write one
@@ -259,6 +267,7 @@ def simulate(
         jobs=parallel,
         scheduler=scheduler,
         run_timeout=run_timeout,
+        memory_limit_mb=memory_limit,
         on_done=lambda spec, out: click.echo(_line(out, spec.out_dir)),
     )
 

@@ -2,16 +2,18 @@
 
 Each combination is a :class:`RunSpec` (plain data, so it pickles to a worker process), run by
 :func:`run_one` into its own folder ``OUT/<label>/`` (:mod:`topoopt.sim.run`), so a sweep
-resumes run by run. :func:`run_sweep` runs them ``jobs`` at a time, each in a fresh process
-with an optional hard timeout (:func:`isolated`), or on a Dask cluster, and a run that fails
-— an error, a crash, a timeout — is recorded as an error summary in its folder, never lost.
+resumes run by run. :func:`run_sweep` runs them ``jobs`` at a time here or on a Dask cluster,
+each in its own worker process under the benchmark supervisor (:func:`supervised`:
+:func:`topoopt.bench.supervisor.supervise`, with its hard timeout and memory limit), and a run
+that fails — an error, a crash, a timeout, memory — is recorded as an error summary in its
+folder, never lost.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import multiprocessing
+import math
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -20,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from topoopt.core.errors import TopooptError
-from topoopt.sim.run import SUMMARY
 
 ERROR = "error.json"
 """What a failed run leaves in its folder."""
@@ -104,6 +105,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     from topoopt.sim.traces import read_trace, synthetic
     from topoopt.topology import load_topology
 
+    (Path(spec.out_dir) / ERROR).unlink(missing_ok=True)  # an earlier failure's
     if (spec.cluster_file is None) == (spec.cluster_shape is None):
         raise TopooptError("give one of --cluster FILE or --cluster-shape SHAPE")
     if (spec.trace_file is None) == (spec.synthetic_jobs is None):
@@ -176,28 +178,56 @@ def _guarded(spec: RunSpec) -> dict[str, Any]:
         return _error_summary(spec, f"internal error: {last}")
 
 
-def _child(spec: RunSpec) -> None:
-    """A run in its own process: its summary or error file is its outcome."""
-    _guarded(spec)
+def run_args(args: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_one` of a spec given as its JSON fields, an error turned into an error
+    summary: what a supervised worker process calls (:func:`supervised`)."""
+    return _guarded(RunSpec(**args))
 
 
-def isolated(spec: RunSpec, timeout: float | None = None) -> dict[str, Any]:
-    """Run ``spec`` in a fresh process (spawned) and return its summary: a process that dies
-    (a crash, memory) or outlives ``timeout`` seconds (killed) leaves an error summary, never
-    a lost run."""
-    folder = Path(spec.out_dir)
-    (folder / ERROR).unlink(missing_ok=True)
-    process = multiprocessing.get_context("spawn").Process(target=_child, args=(spec,))
-    process.start()
-    process.join(timeout)
-    if process.is_alive():
-        process.kill()
-        process.join()
+@dataclass(frozen=True)
+class SimTask:
+    """A simulation run as the benchmark supervisor runs it
+    (:class:`topoopt.bench.supervisor.Supervised`): in a fresh worker process, killed past
+    ``timeout`` seconds or ``memory_limit_mb`` of resident memory."""
+
+    spec: RunSpec
+    timeout: float | None = None
+    memory_limit_mb: float | None = None
+
+    @property
+    def hard_timeout(self) -> float:
+        """Seconds after which the worker is killed (no limit: infinite)."""
+        return math.inf if self.timeout is None else self.timeout
+
+    def worker_spec(self) -> dict[str, Any]:
+        """The worker calls :func:`run_args` with the spec's fields."""
+        return {"call": f"{__name__}:run_args", "args": asdict(self.spec)}
+
+
+def supervised(
+    spec: RunSpec, timeout: float | None = None, memory_limit_mb: float | None = None
+) -> dict[str, Any]:
+    """Run ``spec`` in a worker process under the benchmark supervisor
+    (:func:`topoopt.bench.supervisor.supervise`) and return its summary: a run killed for its
+    time or memory, or whose process died, leaves an error summary, never a lost run."""
+    from topoopt.bench.supervisor import supervise
+
+    worker = supervise(SimTask(spec, timeout, memory_limit_mb))
+    assert worker is not None  # no cancel event: supervise always returns
+    result = None if worker.outcome is None else worker.outcome.get("result")
+    if result is not None:
+        return dict(result)
+    if worker.killed == "timeout":
         return _error_summary(spec, f"killed after {timeout:g} s (the run timeout)")
-    for name in (SUMMARY, ERROR):
-        if (folder / name).is_file():
-            return dict(json.loads((folder / name).read_text(encoding="utf-8")))
-    return _error_summary(spec, f"the run's process died (exit code {process.exitcode})")
+    if worker.killed == "memory":
+        return _error_summary(
+            spec, f"killed past {memory_limit_mb:g} MiB (resident {worker.peak_memory_mb:.0f} MiB)"
+        )
+    if worker.outcome is not None:
+        return _error_summary(spec, str(worker.outcome.get("message")))
+    return _error_summary(
+        spec, f"the run's process died (exit code {worker.returncode}): {worker.log_tail}"
+    )
 
 
 def run_sweep(
@@ -206,14 +236,15 @@ def run_sweep(
     jobs: int = 1,
     scheduler: str | None = None,
     run_timeout: float | None = None,
+    memory_limit_mb: float | None = None,
     on_done: Callable[[RunSpec, dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every spec; summaries in the order of ``specs``.
 
-    Each run is :func:`isolated` in a fresh process, ``jobs`` at a time, killed after
-    ``run_timeout`` seconds when given; or, with ``scheduler``, on that Dask cluster (the
-    ``dask`` extra; the workers must see the same files; no timeout). A finished run (its
-    ``summary.json`` with the same configuration) is not run again.
+    Each run is :func:`supervised` in a fresh worker process, ``jobs`` at a time here or, with
+    ``scheduler``, on that Dask cluster (the ``dask`` extra; the workers must see the same
+    files), killed after ``run_timeout`` seconds or past ``memory_limit_mb`` when given. A
+    finished run (its ``summary.json`` with the same configuration) is not run again.
     """
     if jobs < 1:
         raise TopooptError(f"--jobs: must be at least 1, got {jobs}")
@@ -226,20 +257,22 @@ def run_sweep(
         if on_done is not None:
             on_done(specs[index], summary)
 
+    limits = (run_timeout, memory_limit_mb)
     if scheduler is not None:
-        for index, summary in _dask(specs, scheduler):
+        for index, summary in _dask(specs, scheduler, limits):
             done(index, summary)
     else:
         with ThreadPoolExecutor(max_workers=jobs) as threads:  # each watches one process
-            futures = {
-                threads.submit(isolated, spec, run_timeout): i for i, spec in enumerate(specs)
-            }
+            futures = {threads.submit(supervised, spec, *limits): i for i, spec in enumerate(specs)}
             for future in as_completed(futures):
                 done(futures[future], future.result())
     return [results[i] for i in range(len(specs))]
 
 
-def _dask(specs: Sequence[RunSpec], scheduler: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _dask(
+    specs: Sequence[RunSpec], scheduler: str, limits: tuple[float | None, float | None]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every run :func:`supervised` on a Dask worker (it starts the run's own process there)."""
     try:
         from dask.distributed import Client
         from dask.distributed import as_completed as dask_completed
@@ -248,7 +281,9 @@ def _dask(specs: Sequence[RunSpec], scheduler: str) -> Iterator[tuple[int, dict[
             "--scheduler needs the dask extra: pip install 'topoopt[dask]'"
         ) from None
     with Client(scheduler) as client:
-        futures = {client.submit(_guarded, spec, pure=False): i for i, spec in enumerate(specs)}
+        futures = {
+            client.submit(supervised, spec, *limits, pure=False): i for i, spec in enumerate(specs)
+        }
         for future in dask_completed(futures):
             index = futures[future]
             try:
