@@ -71,3 +71,20 @@ def test_paired_statistics_on_known_differences() -> None:
     same = paired_statistics(base, _run("c", dict(base.jct)))
     assert same is not None and same["wilcoxon_p"] is None and same["ci_low_s"] == 0
     assert paired_statistics(base, _run("d", dict(base.jct), load=2.0)) is None
+
+
+def test_a_sweep_on_a_dask_cluster(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    from topoopt.sim.sweep import RunSpec, plan_sweep, run_sweep
+
+    base = RunSpec(str(tmp_path / "runs"), cluster_shape="2x2:8", synthetic_jobs=30)
+    specs = plan_sweep(
+        base, policies=["fifo", "nope"], placements=["best-fit"], seeds=[0], loads=[1.0]
+    )
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None
+    ) as cluster:
+        ok, failed = run_sweep(specs, scheduler=cluster.scheduler_address)
+    assert ok["summary"]["finished"] == 30
+    assert "unknown queue policy 'nope'" in failed["error"]
+    assert (tmp_path / "runs" / "nope+best-fit+s0+l1" / "error.json").is_file()
