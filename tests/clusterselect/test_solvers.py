@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import topoopt
 from topoopt.clusterselect import ClusterSelectInstance, check, evaluate, key
 from topoopt.clusterselect.generate import random_instance
-from topoopt.clusterselect.solvers.oracle import EnumerateSolver, fewest_clusters
+from topoopt.clusterselect.solution import fewest_clusters
+from topoopt.clusterselect.solvers.oracle import EnumerateSolver
 from topoopt.clusterselect.solvers.spinsearch import STOPPED, fill, spinsearch
 from topoopt.core.backends import available_backends
 from topoopt.core.result import clean

@@ -195,4 +195,4 @@ def test_cutoff_makes_the_model_infeasible_below_the_optimum(
 
 def test_runs_and_canonical_form() -> None:
     assert segment_mip.runs_of([0, 0, 1, 0]) == [(0, 2, 0), (2, 1, 1), (3, 1, 0)]
-    assert segment_mip.canonical([2, 2, 2], [[1, 2], [2, 0]]) == [[2, 0], [0, 1]]
+    assert segment_mip.relabel_nodes([2, 2, 2], [[1, 2], [2, 0]]) == [[2, 0], [0, 1]]

@@ -248,3 +248,20 @@ def describe(instance: ClusterSelectInstance, selection: Selection) -> str:
     ]
     lines += [f"{n}: {g} of {free[n]} free GPUs" for n, g in selection.take if g > 0]
     return "\n".join(lines)
+
+
+def fewest_clusters(free: list[int], demand: int) -> int:
+    """The smallest ``k`` whose ``k`` largest clusters hold ``demand`` GPUs: the number of
+    clusters of every optimal selection (the oracle's and the MIP's step 1).
+
+    Examples
+    --------
+    >>> fewest_clusters([4, 4, 12, 12, 2], 16)
+    2
+    """
+    total = 0
+    for k, g in enumerate(sorted(free, reverse=True), start=1):
+        total += g
+        if total >= demand:
+            return k
+    raise ValueError(f"{demand} GPUs exceed the {total} free")

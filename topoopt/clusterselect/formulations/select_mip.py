@@ -51,7 +51,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection, split
+from topoopt.clusterselect.solution import Selection, fewest_clusters, split
 
 
 @dataclass(frozen=True)
@@ -76,22 +76,6 @@ class Reduction:
     def candidates(self) -> list[int]:
         """Every candidate, sorted."""
         return sorted(i for host in self.hosts for i in host)
-
-
-def fewest_clusters(free: list[int], demand: int) -> int:
-    """The smallest ``k`` whose ``k`` largest clusters hold ``demand`` GPUs (step 1).
-
-    Examples
-    --------
-    >>> fewest_clusters([4, 4, 12, 12, 2], 16)
-    2
-    """
-    total = 0
-    for k, g in enumerate(sorted(free, reverse=True), start=1):
-        total += g
-        if total >= demand:
-            return k
-    raise ValueError(f"{demand} GPUs exceed the {total} free")
 
 
 def _host(members: list[int], free: np.ndarray, k: int, demand: int) -> tuple[int, ...] | None:

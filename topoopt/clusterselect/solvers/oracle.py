@@ -17,29 +17,13 @@ import itertools
 import math
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
-from topoopt.clusterselect.solution import Selection, scalar, split
+from topoopt.clusterselect.solution import Selection, fewest_clusters, scalar, split
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
 
 MAX_SETS = 2_000_000
 """Most sets of the optimal size the oracle agrees to enumerate."""
-
-
-def fewest_clusters(free: list[int], demand: int) -> int:
-    """The smallest ``k`` whose ``k`` largest clusters hold ``demand`` GPUs.
-
-    Examples
-    --------
-    >>> fewest_clusters([4, 4, 12, 12, 2], 16)
-    2
-    """
-    total = 0
-    for k, g in enumerate(sorted(free, reverse=True), start=1):
-        total += g
-        if total >= demand:
-            return k
-    raise ValueError(f"{demand} GPUs exceed the {total} free")
 
 
 def count_sets(n: int, k: int, limit: int) -> int:

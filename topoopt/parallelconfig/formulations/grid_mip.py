@@ -343,14 +343,13 @@ def extract(model: pyo.ConcreteModel, instance: ParallelConfigInstance) -> Paral
     return from_nodes(instance, nodes)
 
 
-def canonical(capacities: Sequence[int], nodes: list[list[int]]) -> list[list[int]]:
-    """``nodes`` with the nodes of each GPU count relabelled by decreasing use (stable), then
-    the replicas sorted by the node of their first stage (stable): the representative the
-    symmetry breaking constraints admit.
+def relabel_nodes(capacities: Sequence[int], nodes: list[list[int]]) -> list[list[int]]:
+    """``nodes`` with the nodes of each GPU count relabelled by decreasing use (stable): nodes
+    of one size are interchangeable, and the symmetry breaking constraints order them so.
 
     Examples
     --------
-    >>> canonical([2, 2, 2], [[2, 2], [1, 2]])
+    >>> relabel_nodes([2, 2, 2], [[2, 2], [1, 2]])
     [[0, 0], [1, 0]]
     """
     use = [0] * len(capacities)
@@ -362,8 +361,19 @@ def canonical(capacities: Sequence[int], nodes: list[list[int]]) -> list[list[in
         members = [n for n, c in enumerate(capacities) if c == g]
         by_use = sorted(members, key=lambda n: -use[n])
         relabel.update(zip(by_use, members, strict=True))
-    grid = [[relabel[n] for n in row] for row in nodes]
-    return sorted(grid, key=lambda row: row[0])
+    return [[relabel[n] for n in row] for row in nodes]
+
+
+def canonical(capacities: Sequence[int], nodes: list[list[int]]) -> list[list[int]]:
+    """:func:`relabel_nodes`, then the replicas sorted by the node of their first stage
+    (stable): the representative the symmetry breaking constraints admit.
+
+    Examples
+    --------
+    >>> canonical([2, 2, 2], [[2, 2], [1, 2]])
+    [[0, 0], [1, 0]]
+    """
+    return sorted(relabel_nodes(capacities, nodes), key=lambda row: row[0])
 
 
 def warm_start(model: pyo.ConcreteModel, solution: ParallelConfig) -> None:

@@ -101,6 +101,7 @@ from topoopt.parallelconfig.bounds import lower_bound, min_runs, split_bound
 from topoopt.parallelconfig.formulations.grid_mip import (  # the same scaling and reading
     MIN_SCALE,
     configuration,
+    relabel_nodes,
     twins,
 )
 from topoopt.parallelconfig.formulations.grid_mip import cost_of as cost_of  # the protocol's
@@ -502,27 +503,6 @@ def extract(model: pyo.ConcreteModel, instance: ParallelConfigInstance) -> Paral
     return from_nodes(instance, grid)
 
 
-def canonical(capacities: Sequence[int], nodes: list[list[int]]) -> list[list[int]]:
-    """``nodes`` with the nodes of each GPU count relabelled by decreasing use (stable): the
-    representative the symmetry breaking constraints admit.
-
-    Examples
-    --------
-    >>> canonical([2, 2, 2], [[2, 2], [1, 2]])
-    [[0, 0], [1, 0]]
-    """
-    use = [0] * len(capacities)
-    for row in nodes:
-        for n in row:
-            use[n] += 1
-    relabel: dict[int, int] = {}
-    for g in sorted(set(capacities)):
-        members = [n for n, c in enumerate(capacities) if c == g]
-        by_use = sorted(members, key=lambda n: -use[n])
-        relabel.update(zip(by_use, members, strict=True))
-    return [[relabel[n] for n in row] for row in nodes]
-
-
 def admits(
     model: pyo.ConcreteModel, instance: ParallelConfigInstance, config: ParallelConfig
 ) -> bool:
@@ -557,7 +537,7 @@ def warm_start(model: pyo.ConcreteModel, solution: ParallelConfig) -> None:
     index = {model.node_name[n]: n for n in model.N}
     nodes = [[index[gpu.rpartition("/")[0]] for gpu in row] for row in solution.grid]
     if pyo.value(model.symmetry):
-        nodes = canonical([model.cap[n] for n in model.N], nodes)
+        nodes = relabel_nodes([model.cap[n] for n in model.N], nodes)
     layered = bool(pyo.value(model.layered[k0]))
     flows: dict[tuple[int, int, int, int], int] = {}
     places: dict[tuple[int, int, int, int], int] = {}
