@@ -15,12 +15,12 @@ synthetic stream of 3,000 jobs of 2 to 8 GPUs (uniform) at offered load 0.9, see
 from __future__ import annotations
 
 import argparse
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from topoopt.sim.report import write_sim_report
-from topoopt.sim.sweep import RunSpec, run_sweep
+from publish import run_and_publish  # benchmarks/sim/publish.py, beside this script
+
+from topoopt.sim.sweep import RunSpec
 from topoopt.sim.traces import synthetic
 from topoopt.sim.traces.native import write_native
 
@@ -62,22 +62,11 @@ def main() -> None:
         for host, table in TABLES.items()
         for name in DISPATCHERS
     }
-    run_sweep(list(specs.values()), jobs=args.jobs, on_done=lambda s, _: print("done", s.out_dir))
-    summaries = args.out / "summaries"
-    summaries.mkdir(parents=True, exist_ok=True)
-    for name, spec in specs.items():
-        for kind in ("summary.json", "error.json"):
-            source = Path(spec.out_dir) / kind
-            if source.is_file():
-                shutil.copy(source, summaries / f"{name}.json")
-    write_sim_report(
-        [
-            spec.out_dir
-            for spec in specs.values()
-            if (Path(spec.out_dir) / "summary.json").is_file()
-        ],
+    run_and_publish(
+        specs,
         args.out,
         title="BandPilot's dispatch on measured V100 and H100 bandwidths",
+        jobs=args.jobs,
     )
 
 

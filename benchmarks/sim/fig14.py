@@ -24,13 +24,13 @@ figures) and the summaries to ``benchmarks/sim/fig14/``.
 from __future__ import annotations
 
 import argparse
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
+from publish import run_and_publish  # benchmarks/sim/publish.py, beside this script
+
 from topoopt.sim import Job, Trace
-from topoopt.sim.report import write_sim_report
-from topoopt.sim.sweep import RunSpec, run_sweep
+from topoopt.sim.sweep import RunSpec
 from topoopt.sim.traces import synthetic
 from topoopt.sim.traces.native import write_native
 
@@ -67,18 +67,8 @@ def main() -> None:
         "no-reservation": replace(base, reserve=None),
     }
     specs = {name: replace(spec, out_dir=str(args.runs / name)) for name, spec in specs.items()}
-    run_sweep(list(specs.values()), jobs=args.jobs, on_done=lambda s, _: print("done", s.out_dir))
-    summaries = args.out / "summaries"
-    summaries.mkdir(parents=True, exist_ok=True)
-    for name, spec in specs.items():
-        for kind in ("summary.json", "error.json"):
-            source = Path(spec.out_dir) / kind
-            if source.is_file():
-                shutil.copy(source, summaries / f"{name}.json")
-    write_sim_report(
-        [spec.out_dir for spec in specs.values()],
-        args.out,
-        title="Reserving for a large job (Arnold Fig. 14 in shape)",
+    run_and_publish(
+        specs, args.out, title="Reserving for a large job (Arnold Fig. 14 in shape)", jobs=args.jobs
     )
 
 

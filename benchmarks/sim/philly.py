@@ -13,12 +13,11 @@ their large ``jobs.jsonl``) go to ``--runs`` (not committed); the report and eve
 from __future__ import annotations
 
 import argparse
-import shutil
-import time
 from pathlib import Path
 
-from topoopt.sim.report import write_sim_report
-from topoopt.sim.sweep import RunSpec, plan_sweep, run_sweep
+from publish import run_and_publish  # benchmarks/sim/publish.py, beside this script
+
+from topoopt.sim.sweep import RunSpec, plan_sweep
 
 HERE = Path(__file__).resolve().parent
 TRACE = HERE.parents[2] / "shared" / "data" / "traces" / "philly_trace.csv"
@@ -45,20 +44,11 @@ def main() -> None:
         seeds=(0,),
         loads=[float(x) for x in args.loads.split(",")],
     )
-    started = time.perf_counter()
-    run_sweep(specs, jobs=args.jobs, on_done=lambda spec, _: print("done", spec.label, flush=True))
-    print(f"{len(specs)} runs in {time.perf_counter() - started:.0f} s")
-    summaries = args.out / "summaries"
-    summaries.mkdir(parents=True, exist_ok=True)
-    for spec in specs:
-        for name in ("summary.json", "error.json"):
-            source = Path(spec.out_dir) / name
-            if source.is_file():
-                shutil.copy(source, summaries / f"{spec.label}.json")
-    write_sim_report(
-        [spec.out_dir for spec in specs if (Path(spec.out_dir) / "summary.json").is_file()],
+    run_and_publish(
+        {spec.label: spec for spec in specs},
         args.out,
         title="Philly-derived trace on 1,024 nodes: queue policies x placement solvers",
+        jobs=args.jobs,
         baseline="fifo+best-fit",
     )
 
