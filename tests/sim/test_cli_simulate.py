@@ -39,6 +39,18 @@ def test_bad_command_lines(tmp_path: Path) -> None:
             ["--cluster-shape", "2x2", "--synthetic", "3", "--placement", "nope", "--out", out],
             "nope",
         ),
+        (
+            ["--cluster-shape", "2x2", "--synthetic", "3", "--dispatch", "nope", "--out", out],
+            "nope",
+        ),
+        (
+            ["--cluster-shape", "2x2", "--synthetic", "3", "--reserve", "j0", "--out", out],
+            "--reserve: 'j0': write JOB@SECONDS",
+        ),
+        (
+            ["--cluster-shape", "2x2", "--synthetic", "3", "--reserve", "x@0", "--out", out],
+            "reservation: job 'x' is not a runnable job of the trace",
+        ),
     ]
     for args, words in cases:
         code, output = _run(*args)
