@@ -106,7 +106,7 @@ def test_model_given_as_an_object_is_a_named_error() -> None:
     """``"bandwidth": {"model": {}}`` (was ``TypeError: unhashable type: 'dict'``)."""
     error = one_line_error(lambda: topoopt.load(_instance(bandwidth={"model": {}})))
     assert str(error) == (
-        "bandwidth.model: must be one of 'table', 'bottleneck', 'topology', got {}"
+        "bandwidth.model: must be one of 'table', 'bottleneck', 'topology', 'learned', got {}"
     )
     for kind in ({}, [], None, 3):
         in_code = one_line_error(lambda kind=kind: model_from_dict({"model": kind}))

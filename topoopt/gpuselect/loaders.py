@@ -5,13 +5,16 @@ Tables and topologies:
 * :func:`parse_intra_csv` — nccl-tests style per-subset table of one host type, columns
   ``OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)`` (``GPU_used`` concatenates the local
   indices, e.g. ``0123``). This is the BandPilot artifact's format (paper §4.2.1, Stage 1).
-* :func:`parse_cross_csv` — cross-host table, columns
+* :func:`parse_cross_rows` — cross-host table, columns
   ``OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)`` where the
-  mapping is a JSON list of per-node local-index lists such as ``[[0,1,2],[0,1],[],[]]``.
+  mapping is a JSON list of per-node local-index lists such as ``[[0,1,2],[0,1],[],[]]`` or
+  of per-node 0/1 flags (the BandPilot artifact's ``Pune_H100_2GB_binary.csv``);
+  :func:`parse_cross_csv` keys its bandwidths by per-node GPU counts.
 * :func:`parse_topology` — an ``nvidia-smi topo -m`` matrix (raw terminal output or a
   Markdown table such as the paper's Appendix E).
 
-:func:`read_intra_csv`, :func:`read_cross_csv` and :func:`read_topology` read them from a file.
+:func:`read_intra_csv`, :func:`read_cross_csv`, :func:`read_cross_rows` and
+:func:`read_topology` read them from a file.
 Every malformed input raises :class:`~topoopt.core.errors.InvalidInstanceError` naming the
 source and line.
 
@@ -29,6 +32,7 @@ import io
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import TypeVar
@@ -40,6 +44,14 @@ from topoopt.gpuselect.masks import parse_mask
 
 INTRA_COLUMNS = ("GPU_num", "GPU_used", "Bandwidth(GB/s)")
 CROSS_COLUMNS = ("Total_GPU_Count", "GPU_Mapping_Across_Nodes", "Bandwidth(GB/s)")
+CROSS_HEADER = (
+    "OP",
+    "Total_GPU_Count",
+    "GPU_Mapping_Across_Nodes",
+    "data_size(B)",
+    "Bandwidth(GB/s)",
+)
+"""Every column of an nccl-tests cross-host table (:data:`CROSS_COLUMNS` are the ones read)."""
 LINK_PATTERN = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
 """Link tokens of ``nvidia-smi topo -m`` (``SOC`` is the pre-2017 name of ``SYS``)."""
 
@@ -123,20 +135,74 @@ def parse_intra_csv(text: str, source: str = "<csv>") -> dict[int, float]:
     return _average(samples)
 
 
-def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], float]:
-    """Cross-host bandwidths keyed by the per-node GPU counts of each mapping.
+@dataclass(frozen=True)
+class CrossRow:
+    """One measured placement of a cross-host table: the GPUs taken on each host and B(S).
 
-    Returns ``{counts: GB/s}`` where ``counts[j]`` is the number of GPUs on node ``j`` of
-    the mapping; repeated keys are averaged.
+    ``masks[j]`` is the bitmask of local GPU indices taken on host ``j`` of the mapping.
+    """
+
+    line: int
+    masks: tuple[int, ...]
+    gbps: float
+    op: str = ""
+    data_size: str = ""
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """GPUs taken on each host of the mapping."""
+        return tuple(m.bit_count() for m in self.masks)
+
+
+def _as_index_lists(mapping: list[list[int]], total: int) -> tuple[int, ...] | None:
+    """The mapping read as lists of distinct local indices per host, if it is one of ``total``
+    GPUs."""
+    if sum(len(node) for node in mapping) != total:
+        return None
+    if any(len(set(node)) != len(node) or max(node, default=0) >= 64 for node in mapping):
+        return None
+    return tuple(sum(1 << i for i in node) for node in mapping)
+
+
+def _as_bit_masks(mapping: list[list[int]], total: int) -> tuple[int, ...] | None:
+    """The mapping read as one 0/1 flag per GPU of each host, if it is one of ``total`` GPUs."""
+    widths = {len(node) for node in mapping}
+    if len(widths) != 1 or not all(b in (0, 1) for node in mapping for b in node):
+        return None
+    if sum(sum(node) for node in mapping) != total:
+        return None
+    return tuple(sum(1 << i for i, b in enumerate(node) if b) for node in mapping)
+
+
+def parse_cross_rows(
+    text: str, source: str = "<csv>", *, exact_columns: bool = False
+) -> list[CrossRow]:
+    """The rows of a cross-host table, each mapping read as per-host GPU masks.
+
+    ``GPU_Mapping_Across_Nodes`` lists, per host, either the local indices taken
+    (``[[0, 1], [4], []]``) or one 0/1 flag per GPU of the host
+    (``[[1, 1, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]]``); ``Total_GPU_Count`` tells them apart.
+    One file uses one form: when every row reads both ways (``[[1], [1]]``), index lists win;
+    otherwise a row that does not read the way the file does is an error naming its line.
+    With ``exact_columns`` a column other than :data:`CROSS_HEADER`'s is an error.
 
     Examples
     --------
-    >>> parse_cross_csv('OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),'
-    ...                 'Bandwidth(GB/s)\\nag,3,"[[0,1],[4],[]]",16777216,40\\n')
-    {(2, 1, 0): 40.0}
+    >>> head = "OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)\\n"
+    >>> [r.masks for r in parse_cross_rows(head + 'ag,3,"[[0,1],[3],[]]",1,40\\n')]
+    [(3, 8, 0)]
+    >>> [r.masks for r in parse_cross_rows(head + 'ag,3,"[[1,1,0,0],[0,0,0,1]]",1,40\\n')]
+    [(3, 8)]
     """
-    samples: dict[tuple[int, ...], list[float]] = {}
-    for line, row in _rows(text, source, CROSS_COLUMNS):
+    parsed = []
+    rows_read = _rows(text, source, CROSS_COLUMNS)
+    if exact_columns:
+        unknown = [c for c in rows_read[0][1] if c not in CROSS_HEADER]
+        if unknown:
+            raise InvalidInstanceError(
+                source, f"unknown column {unknown[0]!r}; the columns are {', '.join(CROSS_HEADER)}"
+            )
+    for line, row in rows_read:
         where = f"{source}:{line}"
         try:
             mapping = parse_json(row["GPU_Mapping_Across_Nodes"], where)
@@ -148,16 +214,46 @@ def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], f
                 "Total_GPU_Count an integer",
             ) from None
         if not isinstance(mapping, list) or not all(
-            isinstance(node, list) and all(isinstance(i, int) and i >= 0 for i in node)
+            isinstance(node, list)
+            and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in node)
             for node in mapping
         ):
             raise InvalidInstanceError(where, "GPU_Mapping_Across_Nodes must list index lists")
-        counts = tuple(len(node) for node in mapping)
-        if sum(counts) != total:
+        gbps = _gbps(row["Bandwidth(GB/s)"], where)
+        as_lists, as_flags = _as_index_lists(mapping, total), _as_bit_masks(mapping, total)
+        op, size = row.get("OP") or "", row.get("data_size(B)") or ""
+        parsed.append((line, where, total, as_lists, as_flags, gbps, op, size))
+    form = 3 if all(p[3] is not None for p in parsed) else 4  # index lists, else flags
+    rows = []
+    for line, where, total, as_lists, as_flags, gbps, op, size in parsed:
+        masks = as_lists if form == 3 else as_flags
+        if masks is None:
+            name = "lists of distinct local indices" if form == 3 else "0/1 flags per GPU"
             raise InvalidInstanceError(
-                where, f"Total_GPU_Count is {total} but the mapping lists {sum(counts)} GPUs"
+                where,
+                f"GPU_Mapping_Across_Nodes must give {total} GPUs (Total_GPU_Count) as {name}, "
+                f"as the file's other rows do",
             )
-        samples.setdefault(counts, []).append(_gbps(row["Bandwidth(GB/s)"], where))
+        rows.append(CrossRow(line, masks, gbps, op, size))
+    return rows
+
+
+def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], float]:
+    """Cross-host bandwidths keyed by the per-node GPU counts of each mapping
+    (:func:`parse_cross_rows`); repeated keys are averaged.
+
+    Returns ``{counts: GB/s}`` where ``counts[j]`` is the number of GPUs on node ``j`` of
+    the mapping.
+
+    Examples
+    --------
+    >>> parse_cross_csv('OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),'
+    ...                 'Bandwidth(GB/s)\\nag,3,"[[0,1],[4],[]]",16777216,40\\n')
+    {(2, 1, 0): 40.0}
+    """
+    samples: dict[tuple[int, ...], list[float]] = {}
+    for row in parse_cross_rows(text, source):
+        samples.setdefault(row.counts, []).append(row.gbps)
     return _average(samples)
 
 
@@ -241,6 +337,18 @@ def read_cross_csv(
     return parse_cross_csv(content, str(file))
 
 
+def read_cross_rows(
+    path: str | PathLike[str],
+    files: FileAccess | None = None,
+    field: str | None = None,
+    *,
+    exact_columns: bool = False,
+) -> list[CrossRow]:
+    """:func:`parse_cross_rows` of the file ``path`` (paths as in :func:`read_intra_csv`)."""
+    file, content = load_path(str(path), files, field or str(path))
+    return parse_cross_rows(content, str(file), exact_columns=exact_columns)
+
+
 def read_topology(
     path: str | PathLike[str], files: FileAccess | None = None, field: str | None = None
 ) -> tuple[tuple[str, ...], ...]:
@@ -251,12 +359,16 @@ def read_topology(
 
 __all__ = [
     "CROSS_COLUMNS",
+    "CROSS_HEADER",
     "INTRA_COLUMNS",
+    "CrossRow",
     "load_path",
     "parse_cross_csv",
+    "parse_cross_rows",
     "parse_intra_csv",
     "parse_topology",
     "read_cross_csv",
+    "read_cross_rows",
     "read_intra_csv",
     "read_text",
     "read_topology",

@@ -24,6 +24,7 @@ from typing import Any
 from topoopt.core.limits import MAX_INTEGER
 from topoopt.core.schema import NAME, array, instance_schema, integer, number, obj
 from topoopt.gpuselect.masks import MAX_GPUS_PER_HOST
+from topoopt.gpuselect.models.learned import FORMAT as LEARNED_FORMAT
 
 LIMITS = {
     "gpuselect_hosts": (131_072, "hosts of a gpuselect instance"),
@@ -44,7 +45,7 @@ anything proportional is allocated. The defaults admit pools of a million GPUs (
 8-GPU hosts); every solver's memory is bounded by the instance's size. Declared by
 :mod:`topoopt.gpuselect.instance` when the family is imported."""
 
-MODEL_KINDS = ("table", "bottleneck", "topology")
+MODEL_KINDS = ("table", "bottleneck", "topology", "learned")
 """The ``"model"`` values of the built-in bandwidth models."""
 
 MASK_NAME = r"^\s*[0-9]+(\s*,\s*[0-9]+)*\s*$"
@@ -227,6 +228,23 @@ MODELS = {
         },
         ["model", "inter_gbps"],
         "Intra-host terms from nvidia-smi topo -m matrices, inter-host as bottleneck.",
+    ),
+    "learned": obj(
+        {
+            "model": {"const": "learned"},
+            "file": {**_ref("file"), "description": "The model file (topoopt learn bandwidth)."},
+            "format": {"const": LEARNED_FORMAT},
+            "version": integer(1),
+            "types": {"type": "object", "description": "Trained host types: GPUs, intra table."},
+            "features": array({"type": "string"}),
+            "target": {"type": "string"},
+            "predictor": {"type": "object", "description": "Trees of the inter-host term."},
+            "committee": array({"type": "object"}),
+            "training": {"type": "object", "description": "What the model was trained on."},
+        },
+        ["model"],
+        "BandPilot's surrogate: measured intra-host tables and a learned inter-host term, "
+        "from its file or inline (the file's content).",
     ),
 }
 

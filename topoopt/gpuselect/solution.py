@@ -16,6 +16,7 @@ import numpy as np
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.gpuselect.instance import GpuSelectInstance
 from topoopt.gpuselect.masks import indices_of
+from topoopt.gpuselect.models.learned import LearnedModel
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,13 @@ def metrics(instance: GpuSelectInstance, selection: Selection) -> dict[str, floa
 
 
 def to_dict(instance: GpuSelectInstance, selection: Selection) -> dict[str, Any]:
-    """JSON form ``{"gpus": [["n0", 3], ...]}``."""
-    return {"gpus": [[h, i] for h, i in selection.gpus]}
+    """JSON form ``{"gpus": [["n0", 3], ...]}``; under a learned bandwidth model also
+    ``"bandwidth_model"``: the model's kind, SHA-256 and training rows, so that a result says
+    which model scored it."""
+    out: dict[str, Any] = {"gpus": [[h, i] for h, i in selection.gpus]}
+    if isinstance(instance.bandwidth, LearnedModel):
+        out["bandwidth_model"] = instance.bandwidth.identity()
+    return out
 
 
 def from_dict(instance: GpuSelectInstance, data: Mapping[str, Any]) -> Selection:

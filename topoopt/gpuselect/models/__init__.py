@@ -55,6 +55,8 @@ module                                          what
 :mod:`topoopt.gpuselect.models.bottleneck`      :class:`BottleneckModel`
 :mod:`topoopt.gpuselect.models.topology`        :class:`TopologyModel`
 :mod:`topoopt.gpuselect.models.callable`        :class:`CallableModel`
+:mod:`topoopt.gpuselect.models.learned`         :class:`LearnedModel` (BandPilot's surrogate,
+                                                trained by :mod:`topoopt.learn.bandwidth`)
 ==============================================  ============================================
 
 Everything public is importable from :mod:`topoopt.gpuselect.models` itself.
@@ -71,6 +73,7 @@ from topoopt.gpuselect.models.base import BATCH_CELLS as BATCH_CELLS  # importab
 from topoopt.gpuselect.models.base import BandwidthModel, BoundModel, MissingEntryError
 from topoopt.gpuselect.models.bottleneck import BottleneckModel
 from topoopt.gpuselect.models.callable import CallableModel
+from topoopt.gpuselect.models.learned import LearnedModel
 from topoopt.gpuselect.models.structured import (
     CapBound,
     ProfileBound,
@@ -84,6 +87,7 @@ MODELS: dict[str, type[StructuredModel]] = {
     "table": TableModel,
     "bottleneck": BottleneckModel,
     "topology": TopologyModel,
+    "learned": LearnedModel,
 }
 """Built-in models by their JSON ``"model"`` name."""
 
@@ -115,6 +119,7 @@ __all__ = [
     "BoundModel",
     "CallableModel",
     "CapBound",
+    "LearnedModel",
     "MissingEntryError",
     "ProfileBound",
     "StructuredBound",
