@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import sys
 import time
 
 import click
@@ -170,11 +169,9 @@ def suggest(
         click.echo(f"{counts:<16} {kinds:<24} disagreement {s.disagreement:.4f}")
     if csv_file:
         with open(csv_file, "w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
+            writer = csv.writer(out, lineterminator="\n")
             writer.writerow(header)
             writer.writerows(lines)
         click.echo(f"wrote {csv_file} ({len(lines)} rows to measure)", err=True)
     if not suggestions:
-        click.echo(
-            "nothing left to suggest: every count profile is measured", err=sys.stderr.isatty()
-        )
+        click.echo("nothing left to suggest: every count profile is measured", err=True)

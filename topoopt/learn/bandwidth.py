@@ -130,13 +130,16 @@ def _typed(m: Measurement, types: Sequence[str]) -> TypedProfile:
 
 
 def _fit(x: np.ndarray, y: np.ndarray, seed: int) -> TreeEnsemble:
-    """Gradient-boosted trees of ``y`` over ``x``: shallow, many, few rows per leaf for
-    the small training sets of BandPilot's protocol (25 to 250 rows)."""
+    """Gradient-boosted trees of ``y`` over ``x``: 100 trees of at most 8 leaves and depth 4
+    (as accurate as 300 deeper ones on the H100 table and 3x faster to evaluate, see
+    ``benchmarks/learn/bandwidth.md``), few rows per leaf for the small training sets of
+    BandPilot's protocol (25 to 250 rows)."""
     ensemble = require_sklearn()
     estimator = ensemble.HistGradientBoostingRegressor(
-        max_iter=300,
-        learning_rate=0.1,
-        max_leaf_nodes=15,
+        max_iter=100,
+        learning_rate=0.2,
+        max_leaf_nodes=8,
+        max_depth=4,
         min_samples_leaf=int(min(20, max(2, len(y) // 25))),
         early_stopping=False,
         random_state=seed,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,22 @@ class TreeEnsemble:
     value: np.ndarray
     roots: np.ndarray
     outputs: np.ndarray
+    _feature: np.ndarray = field(init=False, repr=False)
+    _threshold: np.ndarray = field(init=False, repr=False)
+    _left: np.ndarray = field(init=False, repr=False)
+    _right: np.ndarray = field(init=False, repr=False)
+    _depth: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The walk of :meth:`raw`: leaves loop onto themselves, so every row takes exactly
+        # ``depth`` steps and no step asks which rows are still inside a tree.
+        leaf = self.left < 0
+        own = np.arange(len(self.left))
+        object.__setattr__(self, "_left", np.where(leaf, own, self.left))
+        object.__setattr__(self, "_right", np.where(leaf, own, self.right))
+        object.__setattr__(self, "_threshold", np.where(leaf, np.inf, self.threshold))
+        object.__setattr__(self, "_feature", np.where(leaf, 0, self.feature))
+        object.__setattr__(self, "_depth", _depth(self.left, self.right, self.roots))
 
     @property
     def n_outputs(self) -> int:
@@ -70,15 +86,14 @@ class TreeEnsemble:
         if x.ndim != 2 or x.shape[1] != self.n_features:
             raise ValueError(f"expected rows of {self.n_features} features, got {x.shape}")
         rows = np.arange(len(x))[:, None]
-        node = np.broadcast_to(self.roots, (len(x), len(self.roots))).copy()
-        while True:
-            inner = self.left[node] >= 0
-            if not inner.any():
-                break
-            go_left = x[rows, self.feature[node]] <= self.threshold[node]
-            node = np.where(inner, np.where(go_left, self.left[node], self.right[node]), node)
-        out = np.tile(self.baseline, (len(x), 1))
+        node = np.broadcast_to(self.roots, (len(x), len(self.roots)))
+        for _ in range(self._depth):
+            go_left = x[rows, self._feature[node]] <= self._threshold[node]
+            node = np.where(go_left, self._left[node], self._right[node])
         leaf = self.value[node]
+        if self.n_outputs == 1:
+            return self.baseline + leaf.sum(axis=1, keepdims=True)
+        out = np.tile(self.baseline, (len(x), 1))
         for o in range(self.n_outputs):
             out[:, o] += leaf[:, self.outputs == o].sum(axis=1)
         return out
@@ -158,17 +173,26 @@ class TreeEnsemble:
                 raise InvalidInstanceError(f"{path}.{name}", f"entries must be in [{low}, {high})")
         if (right[~inner] != -1).any():
             raise InvalidInstanceError(f"{path}.right", "a leaf (left -1) must have right -1")
-        ensemble = cls(
+        _check_acyclic(left, right, f"{path}.left")
+        return cls(
             n_features, baseline, link, feature, threshold, left, right, value, roots, outputs
         )
-        ensemble._check_acyclic(path)
-        return ensemble
 
-    def _check_acyclic(self, path: str) -> None:
-        """Every child index is larger than its parent's, so evaluation always ends."""
-        inner = np.flatnonzero(self.left >= 0)
-        if ((self.left[inner] <= inner) | (self.right[inner] <= inner)).any():
-            raise InvalidInstanceError(f"{path}.left", "children must come after their parent")
+
+def _check_acyclic(left: np.ndarray, right: np.ndarray, path: str) -> None:
+    """Every child index is larger than its parent's, so evaluation always ends."""
+    inner = np.flatnonzero(left >= 0)
+    if ((left[inner] <= inner) | (right[inner] <= inner)).any():
+        raise InvalidInstanceError(path, "children must come after their parent")
+
+
+def _depth(left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> int:
+    """Most splits on a path from a root to a leaf (children come after their parent)."""
+    depth = np.zeros(len(left), dtype=np.int64)
+    for node in range(len(left)):  # parents first: children have larger indices
+        if left[node] >= 0:
+            depth[left[node]] = depth[right[node]] = depth[node] + 1
+    return int(depth.max(initial=0))
 
 
 def from_sklearn(estimator: Any, n_features: int) -> TreeEnsemble:

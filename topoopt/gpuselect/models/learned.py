@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,20 +88,33 @@ class ProfileFeatures:
         return tuple(names)
 
     def rows(self, profiles: Sequence[TypedProfile]) -> np.ndarray:
-        """One feature row per profile (shape ``(len(profiles), len(names))``)."""
+        """One feature row per profile (shape ``(len(profiles), len(names))``), vectorised over
+        the profiles (each given decreasingly, as :data:`TypedProfile` says)."""
+        n = len(profiles)
+        sizes = np.array([len(p) for p in profiles], dtype=np.int64)
+        flat = np.array([pair for p in profiles for pair in p], dtype=np.int64).reshape(-1, 2)
+        row = np.repeat(np.arange(n), sizes)
+        kind, c = flat[:, 0], flat[:, 1].astype(float)
+        hosts = sizes.astype(float)
+        gpus = np.bincount(row, weights=c, minlength=n)
+        mean = gpus / hosts
+        var = np.bincount(row, weights=c * c, minlength=n) / hosts - mean**2
+        ends = np.cumsum(sizes)
+        hi, lo = c[ends - sizes], c[ends - 1]
+        at_lo = np.bincount(row, weights=c == lo[row], minlength=n)
+        at_hi = np.bincount(row, weights=c == hi[row], minlength=n)
         top = max(self.gpus)
-        out = np.zeros((len(profiles), len(self.names)))
-        for i, profile in enumerate(profiles):
-            c = np.array([n for _, n in profile], dtype=float)
-            kinds = np.array([t for t, _ in profile])
-            lo, hi = c.min(), c.max()
-            row = [c.sum(), len(c), hi, lo, (c == lo).sum(), (c == hi).sum(), c.mean(), c.std()]
-            row += [lo / hi, *np.bincount(c.astype(int), minlength=top + 1)[1 : top + 1]]
-            if len(self.types) > 1:
-                for t in range(len(self.types)):
-                    row += [(kinds == t).sum(), c[kinds == t].sum()]
-            out[i] = row
-        return out
+        hist = np.bincount(row * (top + 1) + flat[:, 1], minlength=n * (top + 1))
+        columns = [gpus, hosts, hi, lo, at_lo, at_hi, mean, np.sqrt(np.maximum(var, 0.0))]
+        columns += [lo / hi, *hist.reshape(n, top + 1)[:, 1:].T]
+        if len(self.types) > 1:
+            for t in range(len(self.types)):
+                mine = kind == t
+                columns += [
+                    np.bincount(row, weights=mine, minlength=n),
+                    np.bincount(row, weights=c * mine, minlength=n),
+                ]
+        return np.column_stack(columns).astype(float).reshape(n, len(self.names))
 
 
 class PredictedProfiles(Mapping[tuple[int, ...], float]):
@@ -114,19 +128,22 @@ class PredictedProfiles(Mapping[tuple[int, ...], float]):
 
     def __init__(self, model: LearnedModel, hosts: Sequence[Host]) -> None:
         self.model = model
-        self.single_type = len(model.types) == 1
-        self.host_types = [model.types.index(h.type) for h in hosts]
+        types = model.types
+        self.single_type = len(types) == 1
+        self.host_types = [types.index(h.type) for h in hosts]
+        self.type_gpus = [model.gpus[t] for t in types]
         self.cache: dict[tuple[int, ...], float] = {}
 
     def _typed(self, key: tuple[int, ...]) -> TypedProfile | None:
-        if self.single_type:
-            pairs = [(0, c) for c in key if c]
-        elif len(key) != len(self.host_types):
+        if self.single_type:  # keys are decreasing count profiles
+            top = self.type_gpus[0]
+            if len(key) < 2 or not 0 < key[-1] <= key[0] <= top:
+                return None
+            return tuple((0, c) for c in key)
+        if len(key) != len(self.host_types):
             return None
-        else:
-            pairs = [(t, c) for t, c in zip(self.host_types, key, strict=True) if c]
-        gpus = self.model.gpus
-        if len(pairs) < 2 or any(c < 0 or c > gpus[self.model.types[t]] for t, c in pairs):
+        pairs = [(t, c) for t, c in zip(self.host_types, key, strict=True) if c]
+        if len(pairs) < 2 or any(c < 0 or c > self.type_gpus[t] for t, c in pairs):
             return None
         return tuple(sorted(pairs, key=lambda p: (-p[1], p[0])))
 
@@ -166,8 +183,19 @@ class LearnedBound(ProfileBound):
     profiles: PredictedProfiles
 
     def inter_batch(self, counts: np.ndarray) -> np.ndarray:
-        self.profiles.prefetch([self.key(row) for row in counts.tolist()])
-        return super().inter_batch(counts)
+        """With interchangeable hosts, one key (and lookup) per distinct sorted row."""
+        if not self.interchangeable:
+            self.profiles.prefetch([self.key(row) for row in counts.tolist()])
+            return super().inter_batch(counts)
+        if not len(counts):
+            return np.empty(0)
+        first, inverse = _distinct_profiles(counts)
+        keys = [
+            tuple(sorted((c for c in row if c), reverse=True)) for row in counts[first].tolist()
+        ]
+        self.profiles.prefetch(keys)
+        values = np.array([self.profiles.cache.get(key, np.nan) for key in keys])
+        return values[inverse.ravel()]
 
     def inter_replace(self, counts: np.ndarray, hosts: np.ndarray, new: np.ndarray) -> np.ndarray:
         if self.interchangeable:
@@ -182,6 +210,26 @@ class LearnedBound(ProfileBound):
                 keys.append(tuple(sorted(parts, reverse=True)))
             self.profiles.prefetch(keys)
         return super().inter_replace(counts, hosts, new)
+
+
+def _distinct_profiles(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``counts`` with distinct count profiles: ``(first, inverse)`` such that row
+    ``i`` has the profile of row ``first[inverse[i]]``.
+
+    A profile is its histogram of counts ``1 .. max``, encoded as one integer in base
+    ``width + 1`` when that fits in 62 bits (else the sorted rows are compared)."""
+    width = counts.shape[1]
+    top = int(counts.max(initial=0))
+    if top * math.log2(width + 1) > 62:
+        _, first, inverse = np.unique(
+            -np.sort(-counts, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        return first, inverse.ravel()
+    code = np.zeros(len(counts), dtype=np.int64)
+    for c in range(top, 0, -1):
+        code = code * (width + 1) + (counts == c).sum(axis=1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 def _host_gpus(value: Any, path: str) -> int:
@@ -230,6 +278,10 @@ class LearnedModel(StructuredModel):
     predictor: TreeEnsemble = field(hash=False)
     committee: tuple[TreeEnsemble, ...] = field(hash=False)
     training: Mapping[str, Any] = field(hash=False)
+    types: tuple[str, ...] = field(init=False)
+    """The trained host types, sorted."""
+    digest: str = field(init=False)
+    """SHA-256 of :meth:`document` (canonical JSON): the model's identity."""
 
     def __init__(
         self,
@@ -243,6 +295,7 @@ class LearnedModel(StructuredModel):
         put = object.__setattr__
         _check_entries(_intra_entries(intra))
         put(self, "intra", _intra_tables(intra))
+        put(self, "types", tuple(sorted(self.intra)))
         sizes = {}
         for t in self.intra:
             n = _host_gpus(
@@ -261,11 +314,7 @@ class LearnedModel(StructuredModel):
         put(self, "predictor", predictor)
         put(self, "committee", tuple(committee))
         put(self, "training", dict(training or {}))
-
-    @property
-    def types(self) -> tuple[str, ...]:
-        """The trained host types, sorted."""
-        return tuple(sorted(self.intra))
+        put(self, "digest", _digest(self.document()))
 
     @property
     def features(self) -> ProfileFeatures:
@@ -316,11 +365,6 @@ class LearnedModel(StructuredModel):
             "committee": [trees.to_dict() for trees in self.committee],
             "training": dict(self.training),
         }
-
-    @property
-    def digest(self) -> str:
-        """SHA-256 of :meth:`document` (canonical JSON): the model's identity."""
-        return _digest(self.document())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LearnedModel):
