@@ -64,6 +64,7 @@ class TreeEnsemble:
     _left: np.ndarray = field(init=False, repr=False)
     _right: np.ndarray = field(init=False, repr=False)
     _depth: int = field(init=False, repr=False)
+    _cuts: tuple[np.ndarray, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # The walk of :meth:`raw`: leaves loop onto themselves, so every row takes exactly
@@ -75,6 +76,21 @@ class TreeEnsemble:
         object.__setattr__(self, "_threshold", np.where(leaf, np.inf, self.threshold))
         object.__setattr__(self, "_feature", np.where(leaf, 0, self.feature))
         object.__setattr__(self, "_depth", _depth(self.left, self.right, self.roots))
+        inner = ~leaf
+        cuts = tuple(
+            np.unique(self.threshold[inner & (self.feature == f)]) for f in range(self.n_features)
+        )
+        object.__setattr__(self, "_cuts", cuts)
+
+    def cells(self, x: np.ndarray) -> np.ndarray:
+        """For each row of ``x`` and each feature, how many of the trees' thresholds on that
+        feature lie below the value: rows with equal cells take every split the same way, so
+        the ensemble gives them the same prediction."""
+        x = np.asarray(x, dtype=float)
+        out = np.empty(x.shape, dtype=np.int32)
+        for f, cuts in enumerate(self._cuts):
+            out[:, f] = np.searchsorted(cuts, x[:, f], side="left")
+        return out
 
     @property
     def n_outputs(self) -> int:

@@ -282,6 +282,7 @@ class LearnedModel(StructuredModel):
     """The trained host types, sorted."""
     digest: str = field(init=False)
     """SHA-256 of :meth:`document` (canonical JSON): the model's identity."""
+    _cell_values: dict[bytes, float] = field(init=False, repr=False)
 
     def __init__(
         self,
@@ -315,6 +316,7 @@ class LearnedModel(StructuredModel):
         put(self, "committee", tuple(committee))
         put(self, "training", dict(training or {}))
         put(self, "digest", _digest(self.document()))
+        put(self, "_cell_values", {})
 
     @property
     def features(self) -> ProfileFeatures:
@@ -322,8 +324,23 @@ class LearnedModel(StructuredModel):
         return ProfileFeatures(self.types, tuple(self.gpus[t] for t in self.types))
 
     def predict_profiles(self, profiles: Sequence[TypedProfile]) -> np.ndarray:
-        """``ĝ`` of typed count profiles (GB/s)."""
-        return np.exp(self.predictor.predict(self.features.rows(profiles)))
+        """``ĝ`` of typed count profiles (GB/s).
+
+        Profiles whose features fall in the same cell of the trees' thresholds
+        (:meth:`~topoopt.learn.trees.TreeEnsemble.cells`) have the same value: the trees walk
+        one row per cell, and the model remembers the value of every cell it met (profiles
+        with more hosts than any training row mostly share the cells of the largest ones)."""
+        if not profiles:
+            return np.empty(0)
+        rows = self.features.rows(profiles)
+        cells = self.predictor.cells(rows)
+        codes = [row.tobytes() for row in cells]
+        known = self._cell_values
+        todo = {code: i for i, code in enumerate(codes) if code not in known}
+        if todo:
+            values = np.exp(self.predictor.predict(rows[list(todo.values())]))
+            known.update(zip(todo, values.tolist(), strict=True))
+        return np.array([known[code] for code in codes])
 
     def disagreement(self, profiles: Sequence[TypedProfile]) -> np.ndarray:
         """Standard deviation of ``log ĝ`` across the committee (0 without one)."""
