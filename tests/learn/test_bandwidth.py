@@ -27,7 +27,7 @@ from topoopt.gpuselect import GpuSelectInstance
 from topoopt.gpuselect.host import Host
 from topoopt.gpuselect.loaders import parse_cross_rows, read_intra_csv
 from topoopt.gpuselect.models import TableModel
-from topoopt.gpuselect.models.learned import FORMAT, LearnedModel
+from topoopt.gpuselect.models.learned import FORMAT, LearnedModel, ProfileFeatures
 from topoopt.gpuselect.solution import Selection, evaluate
 from topoopt.learn.bandwidth import (
     host_gpus,
@@ -398,3 +398,13 @@ def test_learns_the_real_h100_table_from_a_hundred_rows(shared_data: Path) -> No
     scores = score(training.model, training.held_out)
     assert scores.rows == len([r for r in rows if r.spanning]) - 100
     assert scores.mape < 15 and scores.spearman > 0.85
+
+
+@settings(max_examples=30)
+@given(st.lists(st.lists(st.integers(1, 8), min_size=2, max_size=40), min_size=1, max_size=20))
+def test_features_of_histograms_equal_features_of_profiles(parts: list[list[int]]) -> None:
+    """The vectorised path of one-type models computes the same feature rows."""
+    features = ProfileFeatures(("H",), (8,))
+    typed = [tuple((0, c) for c in sorted(p, reverse=True)) for p in parts]
+    hist = np.array([np.bincount(p, minlength=9) for p in parts])
+    assert np.array_equal(features.rows(typed), features.histogram_rows(hist))

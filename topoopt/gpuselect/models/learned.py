@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +115,29 @@ class ProfileFeatures:
                 ]
         return np.column_stack(columns).astype(float).reshape(n, len(self.names))
 
+    def histogram_rows(self, hist: np.ndarray) -> np.ndarray:
+        """:meth:`rows` of one-type profiles given as histograms: ``hist[i, c]`` hosts take
+        ``c`` GPUs (column 0 ignored), vectorised without a Python step per profile."""
+        if len(self.types) != 1:
+            raise ValueError("histogram rows need a model of one host type")
+        counts = np.arange(hist.shape[1], dtype=float)
+        h = np.asarray(hist, dtype=float)[:, 1:]
+        c = counts[1:]
+        hosts = h.sum(axis=1)
+        gpus = h @ c
+        mean = gpus / hosts
+        std = np.sqrt(np.maximum(h @ (c * c) / hosts - mean**2, 0.0))
+        present = h > 0
+        hi = c[present.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)]
+        lo = c[np.argmax(present, axis=1)]
+        at_hi = h[np.arange(len(h)), hi.astype(int) - 1]
+        at_lo = h[np.arange(len(h)), lo.astype(int) - 1]
+        top = self.gpus[0]
+        padded = np.zeros((len(h), top))
+        padded[:, : min(top, h.shape[1])] = h[:, :top]
+        columns = [gpus, hosts, hi, lo, at_lo, at_hi, mean, std, lo / hi, *padded.T]
+        return np.column_stack(columns).reshape(len(h), len(self.names))
+
 
 class PredictedProfiles(Mapping[tuple[int, ...], float]):
     """The count-profile table the model predicts, filled on demand and cached.
@@ -133,6 +155,20 @@ class PredictedProfiles(Mapping[tuple[int, ...], float]):
         self.host_types = [types.index(h.type) for h in hosts]
         self.type_gpus = [model.gpus[t] for t in types]
         self.cache: dict[tuple[int, ...], float] = {}
+        self.by_histogram: dict[bytes, float] = {}
+
+    def histogram_values(self, hist: np.ndarray) -> np.ndarray:
+        """``ĝ`` of one-type profiles given as histograms (``int64`` rows, see
+        :meth:`ProfileFeatures.histogram_rows`), each distinct row predicted once."""
+        hist = np.ascontiguousarray(hist, dtype=np.int64)
+        hist[:, 0] = 0
+        codes = [row.tobytes() for row in hist]
+        known = self.by_histogram
+        todo = {code: i for i, code in enumerate(codes) if code not in known}
+        if todo:
+            values = self.model.predict_histograms(hist[list(todo.values())])
+            known.update(zip(todo, values.tolist(), strict=True))
+        return np.array([known[code] for code in codes])
 
     def _typed(self, key: tuple[int, ...]) -> TypedProfile | None:
         if self.single_type:  # keys are decreasing count profiles
@@ -149,6 +185,15 @@ class PredictedProfiles(Mapping[tuple[int, ...], float]):
 
     def prefetch(self, keys: Sequence[tuple[int, ...]]) -> None:
         """Predict every valid key of ``keys`` not predicted yet, in one batch."""
+        if self.single_type:
+            valid = [k for k in keys if k not in self.cache and self._typed(k) is not None]
+            if valid:
+                hist = np.zeros((len(valid), self.type_gpus[0] + 1), dtype=np.int64)
+                for i, key in enumerate(valid):
+                    hist[i] = np.bincount(key, minlength=self.type_gpus[0] + 1)
+                values = self.histogram_values(hist)
+                self.cache.update(zip(valid, values.tolist(), strict=True))
+            return
         todo = {}
         for key in keys:
             if key not in self.cache:
@@ -177,59 +222,46 @@ class PredictedProfiles(Mapping[tuple[int, ...], float]):
 
 
 class LearnedBound(ProfileBound):
-    """:class:`~topoopt.gpuselect.models.ProfileBound` over :class:`PredictedProfiles`: every
-    batch predicts its missing profiles at once before looking them up."""
+    """:class:`~topoopt.gpuselect.models.ProfileBound` over :class:`PredictedProfiles`.
+
+    With one host type the inter term of a batch is computed from the count histograms of its
+    rows (NumPy throughout, each distinct histogram predicted once); with several, from the
+    count vectors' keys, the missing ones predicted in one batch.
+    """
 
     profiles: PredictedProfiles
 
+    def _histograms(self, counts: np.ndarray) -> np.ndarray:
+        """Histogram of each row of per-host ``counts`` (``out[i, c]`` hosts with ``c``)."""
+        top = self.profiles.type_gpus[0]
+        hist = np.zeros((len(counts), top + 1), dtype=np.int64)
+        for c in range(1, top + 1):
+            hist[:, c] = (counts == c).sum(axis=1)
+        return hist
+
+    def inter(self, counts: Sequence[int]) -> float:
+        if not self.interchangeable:
+            return super().inter(counts)
+        return float(self.inter_batch(np.asarray([counts], dtype=np.int64))[0])
+
     def inter_batch(self, counts: np.ndarray) -> np.ndarray:
-        """With interchangeable hosts, one key (and lookup) per distinct sorted row."""
         if not self.interchangeable:
             self.profiles.prefetch([self.key(row) for row in counts.tolist()])
             return super().inter_batch(counts)
         if not len(counts):
             return np.empty(0)
-        first, inverse = _distinct_profiles(counts)
-        keys = [
-            tuple(sorted((c for c in row if c), reverse=True)) for row in counts[first].tolist()
-        ]
-        self.profiles.prefetch(keys)
-        values = np.array([self.profiles.cache.get(key, np.nan) for key in keys])
-        return values[inverse.ravel()]
+        return self.profiles.histogram_values(self._histograms(counts))
 
     def inter_replace(self, counts: np.ndarray, hosts: np.ndarray, new: np.ndarray) -> np.ndarray:
-        if self.interchangeable:
-            base = sorted((int(c) for c in counts if c), reverse=True)
-            keys = []
-            for a, b in set(zip(counts[hosts].tolist(), new.tolist(), strict=True)):
-                parts = list(base)
-                if a:
-                    parts.remove(a)
-                if b:
-                    parts.append(b)
-                keys.append(tuple(sorted(parts, reverse=True)))
-            self.profiles.prefetch(keys)
-        return super().inter_replace(counts, hosts, new)
-
-
-def _distinct_profiles(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``counts`` with distinct count profiles: ``(first, inverse)`` such that row
-    ``i`` has the profile of row ``first[inverse[i]]``.
-
-    A profile is its histogram of counts ``1 .. max``, encoded as one integer in base
-    ``width + 1`` when that fits in 62 bits (else the sorted rows are compared)."""
-    width = counts.shape[1]
-    top = int(counts.max(initial=0))
-    if top * math.log2(width + 1) > 62:
-        _, first, inverse = np.unique(
-            -np.sort(-counts, axis=1), axis=0, return_index=True, return_inverse=True
-        )
-        return first, inverse.ravel()
-    code = np.zeros(len(counts), dtype=np.int64)
-    for c in range(top, 0, -1):
-        code = code * (width + 1) + (counts == c).sum(axis=1)
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return first, inverse.ravel()
+        if not self.interchangeable:
+            return super().inter_replace(counts, hosts, new)
+        if not len(hosts):
+            return np.empty(0)
+        hist = np.repeat(self._histograms(np.asarray([counts])), len(hosts), axis=0)
+        rows = np.arange(len(hosts))
+        np.subtract.at(hist, (rows, counts[hosts]), 1)
+        np.add.at(hist, (rows, new), 1)
+        return self.profiles.histogram_values(hist)
 
 
 def _host_gpus(value: Any, path: str) -> int:
@@ -332,7 +364,15 @@ class LearnedModel(StructuredModel):
         with more hosts than any training row mostly share the cells of the largest ones)."""
         if not profiles:
             return np.empty(0)
-        rows = self.features.rows(profiles)
+        return self._predict_rows(self.features.rows(profiles))
+
+    def predict_histograms(self, hist: np.ndarray) -> np.ndarray:
+        """``ĝ`` of one-type profiles given as histograms (:meth:`ProfileFeatures.
+        histogram_rows`)."""
+        return self._predict_rows(self.features.histogram_rows(hist))
+
+    def _predict_rows(self, rows: np.ndarray) -> np.ndarray:
+        """``ĝ`` of feature rows, one tree walk per new cell (see :meth:`predict_profiles`)."""
         cells = self.predictor.cells(rows)
         codes = [row.tobytes() for row in cells]
         known = self._cell_values
