@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,15 +161,16 @@ class PredictedProfiles(Mapping[tuple[int, ...], float]):
     def histogram_values(self, hist: np.ndarray) -> np.ndarray:
         """``ĝ`` of one-type profiles given as histograms (``int64`` rows, see
         :meth:`ProfileFeatures.histogram_rows`), each distinct row predicted once."""
-        hist = np.ascontiguousarray(hist, dtype=np.int64)
+        hist = np.array(hist, dtype=np.int64)
         hist[:, 0] = 0
-        codes = [row.tobytes() for row in hist]
+        first, inverse = _distinct_rows(hist)
+        codes = [row.tobytes() for row in hist[first]]
         known = self.by_histogram
         todo = {code: i for i, code in enumerate(codes) if code not in known}
         if todo:
-            values = self.model.predict_histograms(hist[list(todo.values())])
+            values = self.model.predict_histograms(hist[first[list(todo.values())]])
             known.update(zip(todo, values.tolist(), strict=True))
-        return np.array([known[code] for code in codes])
+        return np.array([known[code] for code in codes])[inverse]
 
     def _typed(self, key: tuple[int, ...]) -> TypedProfile | None:
         if self.single_type:  # keys are decreasing count profiles
@@ -233,11 +235,10 @@ class LearnedBound(ProfileBound):
 
     def _histograms(self, counts: np.ndarray) -> np.ndarray:
         """Histogram of each row of per-host ``counts`` (``out[i, c]`` hosts with ``c``)."""
-        top = self.profiles.type_gpus[0]
-        hist = np.zeros((len(counts), top + 1), dtype=np.int64)
-        for c in range(1, top + 1):
-            hist[:, c] = (counts == c).sum(axis=1)
-        return hist
+        width = self.profiles.type_gpus[0] + 1
+        cells = np.arange(len(counts))[:, None] * width + counts
+        hist = np.bincount(cells.ravel(), minlength=len(counts) * width)
+        return hist.reshape(len(counts), width)
 
     def inter(self, counts: Sequence[int]) -> float:
         if not self.interchangeable:
@@ -262,6 +263,21 @@ class LearnedBound(ProfileBound):
         np.subtract.at(hist, (rows, counts[hosts]), 1)
         np.add.at(hist, (rows, new), 1)
         return self.profiles.histogram_values(hist)
+
+
+def _distinct_rows(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)``: row ``i`` of ``hist`` equals row ``first[inverse[i]]``, the
+    ``first`` rows distinct. Rows are encoded as one integer (base: the largest entry + 1) when
+    that fits in 62 bits, else compared whole."""
+    base = int(hist.max(initial=0)) + 1
+    if hist.shape[1] * math.log2(base) > 62:
+        _, first, inverse = np.unique(hist, axis=0, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    code = np.zeros(len(hist), dtype=np.int64)
+    for column in hist.T:
+        code = code * base + column
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 def _host_gpus(value: Any, path: str) -> int:
