@@ -203,3 +203,74 @@ def test_bad_training_input() -> None:
 def test_confusion_plot(tmp_path: Path, trained: tuple[JctModel, object]) -> None:
     path = plot_confusion(trained[1], tmp_path / "confusion.png")  # type: ignore[arg-type]
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------- the command line
+
+HEADER = "#job id,arrival time (sec),topology,shape,size,duration (sec)\n"
+
+
+def _philly_csv(path: Path, n: int = 300) -> Path:
+    """A small trace in the Philly-derived format: the running time follows the GPUs."""
+    rows = [
+        f"{i},{i * 600.0},CLOS,{g},{g},{(1 + g) * INTERVAL * (1 + 0.01 * (i % 3))}"
+        for i, g in ((i, [1, 2, 4, 8][i % 4]) for i in range(n))
+    ]
+    path.write_text(HEADER + "\n".join(rows) + "\n")
+    return path
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from topoopt.cli import main
+
+    result = CliRunner().invoke(main, ["learn", "jct", *args])
+    return result.exit_code, result.output
+
+
+def test_cli_trains_evaluates_and_writes_the_model(tmp_path: Path) -> None:
+    trace = _philly_csv(tmp_path / "philly.csv")
+    out, png, report = tmp_path / "m.json", tmp_path / "c.png", tmp_path / "e.json"
+    code, output = _cli(
+        str(trace),
+        "--out",
+        str(out),
+        "--max-iter",
+        "20",
+        "--max-intervals",
+        "12",
+        "--plot",
+        str(png),
+        "--evaluation",
+        str(report),
+    )
+    assert code == 0, output
+    assert "300 jobs of" in output and "(philly)" in output and "RMSE " in output
+    assert "rows fit 243, validation 27, test 30 (random split)" in output
+    model = JctModel.load(out)
+    assert model.max_intervals == 12 and model.training["format"] == "philly"
+    evaluation = json.loads(report.read_text())
+    assert evaluation["rmse_intervals"] < 0.5 and evaluation["accuracy"] > 0.8
+    assert len(evaluation["confusion"]) == 13 and png.read_bytes()[:4] == b"\x89PNG"
+    # the model predicts the interval of the GPUs' running time: 1 + 8 intervals for 8 GPUs
+    assert model.predict_duration(Job("new", 0.0, 8, 1.0)) == pytest.approx(9.5 * INTERVAL)
+
+
+def test_cli_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
+    trace = _philly_csv(tmp_path / "philly.csv")
+    short = _philly_csv(tmp_path / "short.csv", n=10)
+    out = str(tmp_path / "m.json")
+    cases = [
+        ([str(tmp_path / "absent.csv"), "--out", out], "absent.csv"),
+        ([str(trace), "--format", "slurm", "--out", out], "unknown trace format 'slurm'"),
+        ([str(trace), "--holdout", "1.5", "--out", out], "--holdout"),
+        ([str(short), "--out", out], "needs at least 20 jobs, got 10"),
+        ([str(trace), "--out", str(tmp_path / "no" / "m.json")], "cannot write"),
+        ([str(trace), "--split", "later", "--out", out], "--split"),
+    ]
+    for args, words in cases:
+        code, output = _cli(*args, "--max-iter", "5")
+        assert code == 2, (args, output)
+        assert output.startswith("error: ") and output.count("\n") == 1, output
+        assert words in output, output

@@ -640,7 +640,7 @@ def plot_confusion(evaluation: Evaluation, path: str | Path, *, title: str | Non
     totals = counts.sum(axis=1, keepdims=True)
     shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     top = evaluation.max_intervals
-    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    fig, ax = plt.subplots(figsize=(7.2, 5.6))
     image = ax.imshow(shares, origin="lower", cmap="viridis", vmin=0, vmax=1)
     fig.colorbar(image, ax=ax, label="share of the true interval's jobs")
     ax.set_xlabel(f"predicted interval ({evaluation.interval_s:g} s each; {top}: >= {top})")
@@ -648,7 +648,8 @@ def plot_confusion(evaluation: Evaluation, path: str | Path, *, title: str | Non
     ax.set_title(
         title
         or f"JCT intervals: RMSE {evaluation.rmse_intervals:.2f}, accuracy "
-        f"{evaluation.accuracy:.2f} ({evaluation.rows_test} test jobs)"
+        f"{evaluation.accuracy:.2f} ({evaluation.rows_test} test jobs)",
+        fontsize=10,
     )
     file = Path(path)
     try:
