@@ -3,6 +3,7 @@ simulator's learned predictor, on small synthetic traces (a few hundred jobs, fe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
@@ -274,3 +275,117 @@ def test_cli_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
         assert code == 2, (args, output)
         assert output.startswith("error: ") and output.count("\n") == 1, output
         assert words in output, output
+
+
+# ---------------------------------------------------------------------- the simulator
+
+HAND = [  # docs/sim.md, "Reserving for a large job": L announced at 0, arrives at 100
+    Job("L", 100, 16, 50, user="big"),
+    Job("x", 10, 8, 200, user="long"),
+    Job("y", 20, 8, 50, user="mid"),
+    Job("z", 30, 8, 200, user="long"),
+    Job("w", 40, 8, 30, user="short"),
+]
+
+
+@pytest.fixture(scope="module")
+def by_user(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model of 10-second intervals that learned each user's running time: short 30 s,
+    mid 50 s, long 200 s, big 50 s (no other feature tells them apart)."""
+    seconds = {"short": 30.0, "mid": 50.0, "long": 200.0, "big": 50.0}
+    jobs = [
+        Job(f"t{i}", float(i), 8, seconds[user] + i % 3, user=user)
+        for i, user in enumerate(list(seconds) * 60)
+    ]
+    model, evaluation = train_jct(
+        jobs, interval_s=10.0, max_intervals=30, max_iter=20, features=["gpus", "user"]
+    )
+    assert evaluation.accuracy == 1.0
+    return model.save(tmp_path_factory.mktemp("model") / "by-user.json")
+
+
+def _starts(predictor: object, mode: str = "predicted", jobs: list[Job] = HAND) -> dict:
+    from topoopt.sim import Simulation, Trace, parse_shape, records
+    from topoopt.sim.reservation import Reservation
+
+    sim = Simulation(
+        parse_shape("2x2:8"),
+        Trace(list(jobs)),
+        policy="arnold",
+        predictor=predictor,  # type: ignore[arg-type]
+        reservation=Reservation("L", 0, mode),
+        check_every_event=True,
+    )
+    return {r["job"]: r for r in records(sim)}
+
+
+def test_the_reservation_plans_with_the_learned_predictions(by_user: Path) -> None:
+    model = JctModel.load(by_user)
+    assert [model.predict_duration(j) for j in HAND] == [55.0, 205.0, 55.0, 205.0, 35.0]
+    exact = _starts("exact")
+    learned = _starts(model.predictor())
+    # the predictions keep exact's decisions here: w (predicted 35 s) enters the zone at 40
+    assert {j: r["start_s"] for j, r in learned.items()} == {
+        j: r["start_s"] for j, r in exact.items()
+    }
+    assert learned["w"]["start_s"] == 40 and learned["w"]["predictor"] == "learned"
+    assert learned["w"]["predicted_s"] == 35.0 and exact["w"]["predicted_s"] == 30.0
+    # the model, not the trace, decides: w submitted as a "long" user's job waits (205 s)
+    relabelled = [j if j.id != "w" else dataclasses.replace(j, user="long") for j in HAND]
+    starts = {j: r["start_s"] for j, r in _starts(model.predictor(), jobs=relabelled).items()}
+    assert starts["w"] == 150  # the strict schedule's (docs/sim.md)
+
+
+def test_no_predictor_keeps_everyone_out_of_the_zone() -> None:
+    none = _starts("none")
+    strict = _starts("exact", mode="strict")
+    assert {j: r["start_s"] for j, r in none.items()} == {
+        j: r["start_s"] for j, r in strict.items()
+    }
+    assert none["w"]["start_s"] == 150 and none["w"]["predicted_s"] is None
+    from topoopt.sim import Simulation, Trace, parse_shape
+
+    with pytest.raises(TopooptError, match="predictor 'none': the policy 'fifo-backfill'"):
+        Simulation(
+            parse_shape("2x2:8"), Trace(list(HAND)), policy="fifo-backfill", predictor="none"
+        )
+
+
+def test_simulate_with_a_jct_model(tmp_path: Path, by_user: Path) -> None:
+    from click.testing import CliRunner
+
+    from topoopt.cli import main
+    from topoopt.sim.traces.native import write_native
+
+    trace = write_native(HAND, tmp_path / "jobs.jsonl")
+    base = ["simulate", "--cluster-shape", "2x2:8", "--trace", str(trace), "--policy", "arnold"]
+    base += ["--reserve", "L@0"]
+    run = tmp_path / "run"
+    result = CliRunner().invoke(main, [*base, "--jct-model", str(by_user), "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run / "summary.json").read_text())
+    config = summary["config"]
+    assert config["predictor"] == "learned" and config["jct_model"]["file"] == str(by_user)
+    assert len(config["jct_model"]["sha256"]) == 64 and config["jct_model"]["interval_s"] == 10
+    done = [json.loads(line) for line in (run / "jobs.jsonl").read_text().splitlines()]
+    assert {r["job"]: r["predicted_s"] for r in done} == {
+        "L": 55.0,
+        "x": 205.0,
+        "y": 55.0,
+        "z": 205.0,
+        "w": 35.0,
+    }
+    assert {r["predictor"] for r in done} == {"learned"}
+    assert summary["summary"]["reservation"]["wait_s"] == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**JctModel.load(by_user).to_dict(), "version": 7}))
+    cases = [
+        (["--jct-model", str(bad)], f"{bad}: version: "),
+        (["--jct-model", str(tmp_path / "absent.json")], "cannot read JCT model"),
+        (["--jct-model", str(by_user), "--predictor", "noisy"], "does not go with --predictor"),
+        (["--predictor", "learned"], "needs a model: --jct-model MODEL.json"),
+    ]
+    for args, words in cases:
+        result = CliRunner().invoke(main, [*base, *args, "--out", str(tmp_path / "r2")])
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.startswith("error: ") and words in result.output, result.output
