@@ -8,6 +8,7 @@ import functools
 import json
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,16 @@ from topoopt.learn.jct import (
 from topoopt.sim import Job
 
 INTERVAL = 600.0
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    """Boosting on one thread: OpenMP threads wait on each other on a loaded machine (the
+    module's fixtures, set up first, say so themselves)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
 
 
 def _jobs(n: int = 300, seed: int = 0) -> list[Job]:
@@ -55,7 +66,7 @@ def _jobs(n: int = 300, seed: int = 0) -> list[Job]:
 
 @pytest.fixture(scope="module")
 def trained() -> tuple[JctModel, object]:
-    return train_jct(_jobs(), max_intervals=36, max_iter=30, seed=0)
+    return train_jct(_jobs(), max_intervals=36, max_iter=30, seed=0, threads=1)
 
 
 def test_training_learns_the_intervals(trained: tuple[JctModel, object]) -> None:
@@ -137,6 +148,7 @@ def test_save_load_round_trip(tmp_path: Path, trained: tuple[JctModel, object]) 
         ({"features": ["gpus", "colour"]}, "features", "unknown feature 'colour'"),
         ({"classes": [3, 1]}, "classes", "increasing integers"),
         ({"interval_s": -1}, "interval_s", "must be a number > 0"),
+        ({"top_mean_s": 600.0}, "top_mean_s", "must be a number >= max_intervals * interval_s"),
         ({"encoders": {}}, "encoders", "exactly the keys"),
     ],
 )
@@ -298,13 +310,20 @@ def by_user(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i, user in enumerate(list(seconds) * 60)
     ]
     model, evaluation = train_jct(
-        jobs, interval_s=10.0, max_intervals=30, max_iter=20, features=["gpus", "user"]
+        jobs,
+        interval_s=10.0,
+        max_intervals=30,
+        max_iter=20,
+        features=["gpus", "user"],
+        threads=1,
     )
     assert evaluation.accuracy == 1.0
     return model.save(tmp_path_factory.mktemp("model") / "by-user.json")
 
 
-def _starts(predictor: object, mode: str = "predicted", jobs: list[Job] = HAND) -> dict:
+def _starts(
+    predictor: object, mode: str = "predicted", jobs: list[Job] = HAND, announce: float = 0.0
+) -> dict:
     from topoopt.sim import Simulation, Trace, parse_shape, records
     from topoopt.sim.reservation import Reservation
 
@@ -313,7 +332,7 @@ def _starts(predictor: object, mode: str = "predicted", jobs: list[Job] = HAND) 
         Trace(list(jobs)),
         policy="arnold",
         predictor=predictor,  # type: ignore[arg-type]
-        reservation=Reservation("L", 0, mode),
+        reservation=Reservation("L", announce, mode),
         check_every_event=True,
     )
     return {r["job"]: r for r in records(sim)}
@@ -389,3 +408,61 @@ def test_simulate_with_a_jct_model(tmp_path: Path, by_user: Path) -> None:
         result = CliRunner().invoke(main, [*base, *args, "--out", str(tmp_path / "r2")])
         assert result.exit_code == 2, (args, result.output)
         assert result.output.startswith("error: ") and words in result.output, result.output
+
+
+def test_quantile_decoders_are_conservative(trained: tuple[JctModel, object]) -> None:
+    model, _ = trained
+    jobs = _jobs(60, seed=11)
+    p = model.probabilities(jobs)
+    q10, q50, q90 = (model.with_decoder(q).predict_intervals(jobs) for q in ("q10", "q50", "q90"))
+    assert (q10 <= q50).all() and (q50 <= q90).all()
+    cdf = np.cumsum(p, axis=1)
+    rows = np.arange(len(jobs))
+    below = q90.astype(int) - 1
+    assert (cdf[rows, q90.astype(int)] >= 0.9 - 1e-9).all()
+    assert (np.where(below >= 0, cdf[rows, np.maximum(below, 0)], 0) < 0.9).all()
+    with pytest.raises(TopooptError, match="decoder: must be one of expected, argmax, q1"):
+        model.with_decoder("q100")
+    _, evaluation = train_jct(_jobs(), max_intervals=36, max_iter=10, decoder="q90")
+    assert evaluation.decoder == "q90" and set(evaluation.by_decoder) == {
+        "expected",
+        "argmax",
+        "q90",
+    }
+
+
+def test_predictions_given_the_time_already_run(trained: tuple[JctModel, object]) -> None:
+    model, _ = trained
+    jobs = _jobs(40, seed=5)
+    now = model.predict_durations(jobs)
+    np.testing.assert_allclose(model.predict_durations_given(jobs, np.zeros(40)), now)
+    for elapsed in (300.0, 3_000.0, 15_000.0):
+        later = model.predict_durations_given(jobs, np.full(40, elapsed))
+        assert (later >= elapsed).all()
+    # the intervals a job has passed no longer count: a job past its likely interval is
+    # predicted to run into the next ones it could, not to have ended
+    long = model.predict_durations_given(jobs, np.full(40, 20 * INTERVAL))
+    assert (long > 20 * INTERVAL).all() or np.isinf(long).any()
+    assert np.isinf(model.predict_durations_given(jobs[:1], [model.top_mean_s])).all()
+    assert model.top_mean_s == (36 + 0.5) * INTERVAL  # no training job reached 36 intervals
+    predictor = model.predictor()
+    assert predictor.given_elapsed is not None
+    assert predictor.given_elapsed(jobs[0], 0.0, 0) == pytest.approx(now[0])
+    assert dataclasses.replace(predictor, conditional=False).given_elapsed is None
+
+
+def test_the_plan_predicts_running_jobs_anew_from_the_time_they_have_run(by_user: Path) -> None:
+    from topoopt.learn.jct import JctPredictor
+
+    # x, a "short" user's job (the model: 35 s), has run 100 s of its 1,000 when L is announced
+    jobs = [Job("x", 0, 8, 1000, user="short"), Job("L", 200, 16, 50, user="big")]
+    model = JctModel.load(by_user)
+    static = _starts(
+        JctPredictor(model, "learned-static", conditional=False), jobs=jobs, announce=100
+    )
+    anew = _starts(model.predictor(), jobs=jobs, announce=100)
+    assert static["x"]["nodes"] == anew["x"]["nodes"] == ["n0000"]
+    # at submission x was predicted to end by L's arrival: the plan counted on its node
+    assert static["L"]["nodes"] == ["n0000", "n0001"] and static["L"]["start_s"] == 1000
+    # x has outlived every interval a short job runs: its end is unknown, its node not planned
+    assert "n0000" not in anew["L"]["nodes"] and anew["L"]["start_s"] == 200

@@ -69,6 +69,20 @@ def learn() -> None:
     help="Most boosting iterations (it stops early on a validation split).",
 )
 @click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads of the boosting (default: every core; 1 is steadier on a loaded machine).",
+)
+@click.option(
+    "--decoder",
+    default="auto",
+    show_default=True,
+    help="How class probabilities become a prediction: expected (interval), argmax, qNN (the "
+    "NN % quantile, conservative), or auto: expected or argmax, whichever has the lower "
+    "validation RMSE.",
+)
+@click.option(
     "--plot",
     type=click.Path(dir_okay=False),
     default=None,
@@ -93,6 +107,8 @@ def jct(
     seed: int,
     limit: int | None,
     max_iter: int,
+    threads: int | None,
+    decoder: str,
     plot: str | None,
     evaluation_file: str | None,
 ) -> None:
@@ -122,6 +138,8 @@ def jct(
         split=split,
         seed=seed,
         max_iter=max_iter,
+        decoder=decoder,
+        threads=threads,
     )
     model = dataclasses.replace(
         model, training={"trace": str(trace), "format": fmt, "limit": limit, **model.training}

@@ -9,8 +9,7 @@ Here:
 * **Target.** ``min(floor(duration_s / interval_s), max_intervals)``: intervals ``0`` to
   ``max_intervals - 1`` are ``[k, k + 1)`` intervals long, the top one holds every job of at
   least ``max_intervals`` intervals (default 48 x 10 min = 8 h). Every figure in intervals
-  (RMSE, the confusion matrix) is on these capped indices; a prediction is never beyond the
-  top bucket, so choose ``max_intervals`` above the reservation windows the predictor serves.
+  (RMSE, the confusion matrix) is on these capped indices, as a classifier sees them.
 * **Features** (:data:`FEATURES`), what a :class:`~topoopt.sim.jobs.Job` carries: GPUs, nodes,
   parallelism, priority, CPUs, memory (an absent number is ``-1``), the user, queue and QoS
   (categories, coded by their frequency rank on the training split: ``1`` the most frequent;
@@ -26,8 +25,16 @@ Here:
 * **Decoder.** A prediction is an interval index ``i`` — the expected index ``sum_k p_k k``
   (``"expected"``) or the most probable class (``"argmax"``) — whichever has the lower RMSE on
   the validation split (the expected index minimises squared error when the probabilities are
-  calibrated; the argmax maximises accuracy); the predicted running time is
-  ``(i + 1/2) * interval_s``, the middle of the interval.
+  calibrated; the argmax maximises accuracy). A scheduler that must not let a long job into a
+  reservation may prefer a conservative decoder instead: ``"qNN"``, the smallest interval
+  whose cumulative probability reaches ``NN`` % (``q90``), chosen at training (``decoder=``)
+  or later (:meth:`JctModel.with_decoder`).
+* **Running time.** Each interval stands for its middle, ``(k + 1/2) * interval_s``, but the
+  top one for the mean running time of the training jobs in it (``top_mean_s``: a heavy tail
+  is not 8 h long). The predicted running time is that of the decoded interval, or under
+  ``expected`` the probability-weighted mean of them all. A job that has already run a while
+  gets the same on the intervals it has not passed (:meth:`JctModel.predict_durations_given`:
+  what a reservation's plan asks of the running jobs).
 
 :func:`train_jct` needs scikit-learn (the ``learn`` extra); a :class:`JctModel` is saved as
 JSON (:meth:`JctModel.save`, ``"format": "topoopt-jct-model"``, ``"version": 1``) with its
@@ -52,6 +59,7 @@ import hashlib
 import inspect
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +78,7 @@ VERSION = 1
 """The ``version`` of a JCT model file this topoopt reads and writes."""
 DAY_S = 86_400.0
 DECODERS = ("expected", "argmax")
+"""The decoders the training chooses between (by validation RMSE); ``qNN`` are the others."""
 SPLITS = ("random", "time")
 
 
@@ -145,12 +154,12 @@ class Evaluation:
     interval_s, max_intervals
         The target's intervals.
     decoder
-        The decoder chosen on the validation split.
+        The decoder (chosen on the validation split unless the training named one).
     rmse_intervals, mae_intervals
         Root-mean-square and mean absolute error of the decoded index, in intervals.
     accuracy, within_one
-        Share of test jobs whose predicted interval (that of the predicted running time) is the
-        true one, or at most one away.
+        Share of test jobs whose predicted interval (the decoded index, rounded) is the true
+        one, or at most one away.
     by_decoder
         Each decoder's ``rmse_intervals``, ``mae_intervals``, ``accuracy`` and ``within_one``
         on the test split (the chosen one's are the attributes above).
@@ -206,8 +215,10 @@ class JctModel:
     ----------
     interval_s, max_intervals
         The target's intervals.
+    top_mean_s
+        Mean running time of the training jobs in the top interval (what it stands for).
     decoder
-        ``expected`` or ``argmax``.
+        ``expected``, ``argmax`` or ``qNN`` (module docstring).
     features
         The features of a row, in order (names of :data:`FEATURES`).
     encoders
@@ -224,6 +235,7 @@ class JctModel:
 
     interval_s: float
     max_intervals: int
+    top_mean_s: float
     decoder: str
     features: tuple[str, ...]
     encoders: Mapping[str, tuple[str, ...]]
@@ -249,13 +261,48 @@ class JctModel:
         """The decoded interval index of each job (a real number under ``expected``)."""
         return _decode(self.probabilities(jobs), self.decoder)
 
+    def _seconds(self, p: np.ndarray) -> np.ndarray:
+        """The running times of class probabilities ``p`` (module docstring)."""
+        stands = (np.arange(self.max_intervals + 1) + 0.5) * self.interval_s
+        stands[-1] = self.top_mean_s
+        if self.decoder == "expected":
+            return np.asarray(p @ stands, dtype=float)
+        return stands[_decode(p, self.decoder).astype(np.int64)]
+
     def predict_durations(self, jobs: Sequence[Job]) -> np.ndarray:
-        """Predicted running times (s): ``(index + 1/2) * interval_s``."""
-        return (self.predict_intervals(jobs) + 0.5) * self.interval_s
+        """Predicted running times (s): what the decoded interval stands for (module
+        docstring)."""
+        return self._seconds(self.probabilities(jobs))
 
     def predict_duration(self, job: Job) -> float:
         """Predicted running time of one job (s)."""
         return float(self.predict_durations([job])[0])
+
+    def predict_durations_given(
+        self, jobs: Sequence[Job], elapsed_s: Sequence[float] | np.ndarray
+    ) -> np.ndarray:
+        """Predicted running times (s) of jobs that have run ``elapsed_s`` so far: the decoder
+        on the class probabilities of the intervals not yet passed, renormalised, and never
+        less than the time elapsed. ``inf`` (unknown) for a job that has run ``top_mean_s``
+        already, or whose model gives the intervals left no probability. With nothing
+        elapsed, the same as :meth:`predict_durations`.
+        """
+        elapsed = np.asarray(elapsed_s, dtype=float)
+        p = self.probabilities(jobs)
+        passed = np.minimum(np.floor(elapsed / self.interval_s), self.max_intervals)
+        left = np.where(np.arange(p.shape[1]) >= passed[:, None], p, 0.0)
+        mass = left.sum(axis=1)
+        known = (elapsed < self.top_mean_s) & (mass > 1e-12)
+        out = np.full(len(jobs), math.inf)
+        if known.any():
+            seconds = self._seconds(left[known] / mass[known, None])
+            out[known] = np.maximum(seconds, elapsed[known])
+        return out
+
+    def with_decoder(self, decoder: str) -> JctModel:
+        """The same trees with another decoder (``expected``, ``argmax`` or ``qNN``)."""
+        _check_decoder("decoder", decoder)
+        return dataclasses.replace(self, decoder=decoder)
 
     def predictor(self) -> JctPredictor:
         """This model as a simulator predictor (``topoopt simulate --jct-model``)."""
@@ -270,6 +317,7 @@ class JctModel:
             "version": VERSION,
             "interval_s": self.interval_s,
             "max_intervals": self.max_intervals,
+            "top_mean_s": self.top_mean_s,
             "decoder": self.decoder,
             "features": list(self.features),
             "encoders": {name: list(values) for name, values in self.encoders.items()},
@@ -306,9 +354,19 @@ class JctModel:
         top = data.get("max_intervals")
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             raise fail("max_intervals", f"must be an integer >= 1, got {top!r}")
+        top_mean = data.get("top_mean_s")
+        if (
+            isinstance(top_mean, bool)
+            or not isinstance(top_mean, (int, float))
+            or not (math.isfinite(top_mean) and top_mean >= top * interval)
+        ):
+            raise fail(
+                "top_mean_s",
+                f"must be a number >= max_intervals * interval_s = {top * interval:g}, "
+                f"got {top_mean!r}",
+            )
         decoder = data.get("decoder")
-        if decoder not in DECODERS:
-            raise fail("decoder", f"must be one of {', '.join(DECODERS)}, got {decoder!r}")
+        _check_decoder(f"{path}: decoder", decoder)
         features = data.get("features")
         if not isinstance(features, list) or not features:
             raise fail("features", "must be a non-empty list of feature names")
@@ -352,7 +410,8 @@ class JctModel:
         return cls(
             interval_s=float(interval),
             max_intervals=top,
-            decoder=decoder,
+            top_mean_s=float(top_mean),
+            decoder=str(decoder),
             features=tuple(features),
             encoders={name: tuple(values) for name, values in encoders.items()},
             classes=np.array(classes, dtype=np.int64),
@@ -380,10 +439,19 @@ class JctModel:
 @dataclass(frozen=True, eq=False)
 class JctPredictor:
     """A :class:`JctModel` as a simulator predictor (:class:`topoopt.sim.policies.Predictor`):
-    a job's predicted running time, the same whatever the seed."""
+    a job's predicted running time, the same whatever the seed.
+
+    With ``conditional`` (the default) it also predicts the running time of a job that has
+    already run a while (:meth:`given_elapsed`), which a reservation's plan asks of the running
+    jobs: the jobs running at any moment are the long ones of their kind (the inspection
+    paradox), so their running time predicted at submission is too short once they have
+    outlived it. ``conditional=False`` (the predictor ``learned-static``) plans with the
+    predictions made at submission.
+    """
 
     model: JctModel
     name: str = "learned"
+    conditional: bool = True
 
     def __call__(self, job: Job, seed: int) -> float:
         """Seconds."""
@@ -392,6 +460,16 @@ class JctPredictor:
     def batch(self, jobs: Sequence[Job], seed: int) -> list[float]:
         """Seconds for each of ``jobs`` (all trees evaluated once, for a whole trace)."""
         return [float(x) for x in self.model.predict_durations(jobs)]
+
+    @property
+    def given_elapsed(self) -> Callable[[Job, float, int], float] | None:
+        """``given_elapsed(job, elapsed_s, seed)``: seconds, for a job that has run
+        ``elapsed_s`` (under the reference placement) so far
+        (:meth:`JctModel.predict_durations_given`); ``None`` unless ``conditional``."""
+        return self._given_elapsed if self.conditional else None
+
+    def _given_elapsed(self, job: Job, elapsed_s: float, seed: int) -> float:
+        return float(self.model.predict_durations_given([job], [elapsed_s])[0])
 
 
 def model_digest(path: str | Path) -> str:
@@ -416,10 +494,28 @@ def _rows(
     return np.array(columns, dtype=float).T.reshape(len(jobs), len(features))
 
 
+def _quantile(decoder: Any) -> float | None:
+    """The level of a ``qNN`` decoder (``q90``: 0.9), else ``None``."""
+    if isinstance(decoder, str) and re.fullmatch(r"q[1-9][0-9]?", decoder):
+        return int(decoder[1:]) / 100
+    return None
+
+
+def _check_decoder(where: str, decoder: Any) -> None:
+    if decoder not in DECODERS and _quantile(decoder) is None:
+        raise InvalidInstanceError(
+            where, f"must be one of expected, argmax, q1 ... q99 (a quantile), got {decoder!r}"
+        )
+
+
 def _decode(p: np.ndarray, decoder: str) -> np.ndarray:
     index = np.arange(p.shape[1], dtype=float)
     if decoder == "expected":
         return p @ index
+    level = _quantile(decoder)
+    if level is not None:  # the first interval whose cumulative probability reaches the level
+        reached = np.cumsum(p, axis=1) >= level - 1e-12
+        return index[reached.argmax(axis=1)]
     return index[p.argmax(axis=1)]
 
 
@@ -428,7 +524,7 @@ def _rmse(predicted: np.ndarray, true: np.ndarray) -> float:
 
 
 def _interval_of(decoded: np.ndarray, max_intervals: int) -> np.ndarray:
-    """The interval of the predicted running time ``(index + 1/2) * interval``."""
+    """The interval a decoded index predicts (the nearest; the expected index is real)."""
     return np.minimum(np.floor(decoded + 0.5), max_intervals).astype(np.int64)
 
 
@@ -475,6 +571,8 @@ def train_jct(
     max_leaf_nodes: int = 31,
     features: Sequence[str] = FEATURES,
     max_categories: int = 1000,
+    decoder: str = "auto",
+    threads: int | None = None,
 ) -> tuple[JctModel, Evaluation]:
     """Train a JCT predictor on ``jobs`` and evaluate it on a held-out split.
 
@@ -497,6 +595,12 @@ def train_jct(
         The features used (names of :data:`FEATURES`).
     max_categories
         Most values of a categorical feature coded apart (the rest share code 0).
+    decoder
+        ``auto`` (whichever of :data:`DECODERS` has the lower validation RMSE) or the decoder to
+        use (``expected``, ``argmax``, ``qNN``).
+    threads
+        Threads of the boosting (``None``: scikit-learn's default, every core; ``1`` is steadier
+        on a loaded machine, where OpenMP threads wait on each other).
 
     Returns
     -------
@@ -520,6 +624,9 @@ def train_jct(
     _check("split", split in SPLITS, f"must be one of {', '.join(SPLITS)}", split)
     _check("max_iter", isinstance(max_iter, int) and max_iter >= 1, "must be >= 1", max_iter)
     _check("max_categories", max_categories >= 1, "must be >= 1", max_categories)
+    if decoder != "auto":
+        _check_decoder("decoder", decoder)
+    _check("threads", threads is None or threads >= 1, "must be >= 1", threads)
     unknown = [name for name in features if name not in FEATURES]
     _check("features", bool(features) and not unknown, f"known: {', '.join(FEATURES)}", unknown)
     features = tuple(dict.fromkeys(features))
@@ -561,7 +668,10 @@ def train_jct(
         fit_args = {"X_val": x[val][seen], "y_val": y[val][seen]}
     elif min(Counter(y[fit].tolist()).values()) < 2:
         estimator.set_params(early_stopping=False)  # its stratified inner split would fail
-    estimator.fit(x[fit], y[fit], **fit_args)
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    with threadpool_limits(limits=threads, user_api="openmp"):
+        estimator.fit(x[fit], y[fit], **fit_args)
     trees = from_sklearn(estimator, len(features))
     classes = np.asarray(estimator.classes_, dtype=np.int64)
 
@@ -572,10 +682,12 @@ def train_jct(
         return out
 
     p_val, p_test = probabilities(val), probabilities(test)
-    val_rmse = {d: _rmse(_decode(p_val, d), y[val]) for d in DECODERS}
-    decoder = min(DECODERS, key=lambda d: (val_rmse[d], DECODERS.index(d)))
+    candidates = DECODERS if decoder in ("auto", *DECODERS) else (*DECODERS, decoder)
+    val_rmse = {d: _rmse(_decode(p_val, d), y[val]) for d in candidates}
+    if decoder == "auto":
+        decoder = min(DECODERS, key=lambda d: (val_rmse[d], DECODERS.index(d)))
     true = y[test]
-    scores = {d: _scores(_decode(p_test, d), true, max_intervals) for d in DECODERS}
+    scores = {d: _scores(_decode(p_test, d), true, max_intervals) for d in candidates}
     predicted = _interval_of(_decode(p_test, decoder), max_intervals)
     confusion = np.zeros((max_intervals + 1, max_intervals + 1), dtype=np.int64)
     np.add.at(confusion, (true, predicted), 1)
@@ -598,9 +710,11 @@ def train_jct(
 
     summary = evaluation.to_dict()
     del summary["confusion"]
+    in_top = [jobs[i].duration_s for i in train if y[i] == max_intervals]
     model = JctModel(
         interval_s=float(interval_s),
         max_intervals=max_intervals,
+        top_mean_s=float(np.mean(in_top)) if in_top else (max_intervals + 0.5) * interval_s,
         decoder=decoder,
         features=features,
         encoders=encoders,

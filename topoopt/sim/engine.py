@@ -594,11 +594,19 @@ class Simulation:
         those whose jobs' predicted ends come by then — or, when they are too few, also the
         next ones to be freed, in the order of their predicted release; the placement solver
         chooses among them (as if they were idle), so the zone drains by the arrival when the
-        predictions hold.
+        predictions hold. A predictor with ``given_elapsed(job, elapsed_s, seed)`` predicts the
+        running jobs' ends anew, knowing how long they have run (a learned model's
+        :class:`~topoopt.learn.jct.JctPredictor`); the others' predictions stay those made at
+        submission.
         """
         job, shape = self._jobs[job_id], self._shapes[job_id]
         release = np.full(self.cluster.n_nodes, self.now)
+        given = getattr(self.predict, "given_elapsed", None)
         for predicted_end, running in self._ends:
+            if given is not None:
+                run = self._running[running]
+                elapsed = (self.now - run.start_s) / run.slowdown  # under the reference placement
+                predicted_end = run.start_s + given(run.job, elapsed, self.seed) * run.slowdown
             nodes = list(self.occupancy.held[running])
             release[nodes] = np.maximum(release[nodes], predicted_end)
         order = np.argsort(release, kind="stable")

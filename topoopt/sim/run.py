@@ -49,15 +49,15 @@ def _predictor(
     """The run's predictor: a registered name, or the learned model ``jct_model`` (with what
     the configuration records of it)."""
     if jct_model is None:
-        if name == "learned":
-            raise TopooptError("predictor 'learned' needs a model: --jct-model MODEL.json")
+        if name in ("learned", "learned-static"):
+            raise TopooptError(f"predictor {name!r} needs a model: --jct-model MODEL.json")
         return name, None
-    if name not in ("exact", "learned"):
+    if name not in ("exact", "learned", "learned-static"):
         raise TopooptError(
-            f"--jct-model makes the predictor the learned model; it does not go with "
-            f"--predictor {name}"
+            f"--jct-model makes the predictor the learned model (learned, or learned-static); "
+            f"it does not go with --predictor {name}"
         )
-    from topoopt.learn.jct import JctModel, model_digest
+    from topoopt.learn.jct import JctModel, JctPredictor, model_digest
 
     model = JctModel.load(jct_model)
     record = {
@@ -67,6 +67,8 @@ def _predictor(
         "max_intervals": model.max_intervals,
         "decoder": model.decoder,
     }
+    if name == "learned-static":
+        return JctPredictor(model, name, conditional=False), record
     return model.predictor(), record
 
 
@@ -102,7 +104,10 @@ def run_simulation(
 
     ``jct_model`` names a learned JCT model file (``topoopt learn jct``): the run's predictor
     is then ``learned``, that model (``predictor`` must be ``exact``, the default, or
-    ``learned``); the configuration records the file and its SHA-256.
+    ``learned``), or with ``predictor="learned-static"`` that model without predicting the
+    running jobs' ends anew in a reservation's plan
+    (:class:`~topoopt.learn.jct.JctPredictor`); the configuration records the file and its
+    SHA-256.
 
     Returns
     -------
@@ -142,7 +147,9 @@ def run_simulation(
         "alpha": alpha,
         "backend": backend,
         "performance": performance,
-        "predictor": "learned" if model_record else predictor,
+        "predictor": ("learned" if predictor == "exact" else predictor)
+        if model_record
+        else predictor,
         **({"jct_model": model_record} if model_record else {}),
         "interval": interval,
         "seed": seed,
