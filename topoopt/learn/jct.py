@@ -77,6 +77,8 @@ FORMAT = "topoopt-jct-model"
 VERSION = 1
 """The ``version`` of a JCT model file this topoopt reads and writes."""
 DAY_S = 86_400.0
+PREDICT_CELLS = 4_000_000
+"""Rows x trees evaluated at once (the trees walk an int64 node index per cell: 32 MB)."""
 DECODERS = ("expected", "argmax")
 """The decoders the training chooses between (by validation RMSE); ``qNN`` are the others."""
 SPLITS = ("random", "time")
@@ -253,8 +255,11 @@ class JctModel:
         """``p[j, k]``: probability that job ``j`` runs ``k`` intervals (``k`` up to
         ``max_intervals``; classes never seen in training get 0)."""
         out = np.zeros((len(jobs), self.max_intervals + 1))
-        if len(jobs):
-            out[:, self.classes] = self.trees.predict(self.rows(jobs))
+        rows = self.rows(jobs)
+        step = max(1, PREDICT_CELLS // len(self.trees.roots))  # rows x trees node indices
+        for start in range(0, len(jobs), step):
+            part = slice(start, start + step)
+            out[part, self.classes] = self.trees.predict(rows[part])
         return out
 
     def predict_intervals(self, jobs: Sequence[Job]) -> np.ndarray:
