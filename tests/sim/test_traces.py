@@ -111,7 +111,9 @@ def test_alibaba_pod_list(tmp_path: Path) -> None:
     assert guess_format(path) == "alibaba"
     trace = read_trace(path)
     jobs = {job.id: job for job in trace.jobs}
-    assert jobs["openb-pod-0022"] == Job("openb-pod-0022", 0.0, 1, 900.0)
+    assert jobs["openb-pod-0022"] == Job(
+        "openb-pod-0022", 0.0, 1, 900.0, qos="BE", cpus=6.0, memory_gib=12.0
+    )
     assert jobs["openb-pod-0017"].submit_s == 437497 and jobs["openb-pod-0017"].gpus == 8
     assert jobs["openb-pod-0017"].duration_s == 10769854 - 9437497
     reasons = {r.id: r.reason for r in trace.rejected}
@@ -133,6 +135,7 @@ def test_helios_log(tmp_path: Path) -> None:
         ("7bQ", 0.0, 1, 1, "u2"),
         ("6aHNh", 10.0, 16, 2, "u1"),
     ]
+    assert [(j.queue, j.cpus) for j in trace.jobs] == [("vc1", 4.0), ("vc1", 64.0)]
     assert [r.id for r in trace.rejected] == ["8c"]
     path.write_text("job_id,gpu_num,submit_time,duration\nx,1,yesterday,5\n")
     with pytest.raises(TraceError, match=r"cluster_log.csv:2: submit_time: expected seconds"):
@@ -141,7 +144,11 @@ def test_helios_log(tmp_path: Path) -> None:
 
 def test_native_round_trip_and_schema(tmp_path: Path) -> None:
     trace = synthetic(jobs=20, cluster_gpus=64, seed=4)
-    jobs = [*trace.jobs, Job("p", 5.0, 16, 7.0, dp=2, tp=8, pp=1, priority=3, user="ann")]
+    jobs = [
+        *trace.jobs,
+        Job("p", 5.0, 16, 7.0, dp=2, tp=8, pp=1, priority=3, user="ann"),
+        Job("q", 6.0, 2, 9.0, queue="vc1", qos="BE", cpus=12.5, memory_gib=64.0),
+    ]
     for name in ("t.jsonl", "t.csv"):
         back = read_trace(write_native(jobs, tmp_path / name))
         assert back.jobs == sorted(jobs, key=lambda j: j.submit_s)

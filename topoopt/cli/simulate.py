@@ -97,7 +97,20 @@ from topoopt.cli.options import ListOf
 )
 @click.option("--backend", default=None, help="MIP backend of the placement solver.")
 @click.option("--performance", default="arnold", show_default=True, help="arnold or ideal.")
-@click.option("--predictor", default="exact", show_default=True, help="exact or noisy.")
+@click.option(
+    "--predictor",
+    default="exact",
+    show_default=True,
+    help="Running times the policies plan with: exact (the trace's), noisy, none (unknown).",
+)
+@click.option(
+    "--jct-model",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="MODEL.json",
+    help="A learned JCT predictor (topoopt learn jct) instead of --predictor: the reservation's "
+    "predicted mode (and backfilling, spf) plan with its predictions.",
+)
 @click.option(
     "--interval",
     type=click.FloatRange(min=0),
@@ -202,6 +215,7 @@ def simulate(
     backend: str | None,
     performance: str,
     predictor: str,
+    jct_model: str | None,
     interval: float,
     dispatch: str | None,
     host_type: str,
@@ -243,6 +257,7 @@ def simulate(
         backend=backend,
         performance=performance,
         predictor=predictor,
+        jct_model=jct_model,
         interval=interval,
         reserve=reserve,
         dispatch=dispatch,

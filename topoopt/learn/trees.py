@@ -24,6 +24,9 @@ import numpy as np
 
 from topoopt.core.errors import InvalidInstanceError
 
+CELLS = 1 << 21
+"""Most (row, tree) pairs one step of :meth:`TreeEnsemble.raw` holds (16 MiB of indices)."""
+
 LINKS = ("identity", "softmax", "sigmoid")
 """How raw scores become predictions: regression, multi-class and binary classification."""
 
@@ -101,17 +104,18 @@ class TreeEnsemble:
         x = np.asarray(x, dtype=float)
         if x.ndim != 2 or x.shape[1] != self.n_features:
             raise ValueError(f"expected rows of {self.n_features} features, got {x.shape}")
-        rows = np.arange(len(x))[:, None]
-        node = np.broadcast_to(self.roots, (len(x), len(self.roots)))
-        for _ in range(self._depth):
-            go_left = x[rows, self._feature[node]] <= self._threshold[node]
-            node = np.where(go_left, self._left[node], self._right[node])
-        leaf = self.value[node]
-        if self.n_outputs == 1:
-            return self.baseline + leaf.sum(axis=1, keepdims=True)
+        owner = np.zeros((len(self.roots), self.n_outputs))
+        owner[np.arange(len(self.roots)), self.outputs] = 1.0  # tree -> its output
         out = np.tile(self.baseline, (len(x), 1))
-        for o in range(self.n_outputs):
-            out[:, o] += leaf[:, self.outputs == o].sum(axis=1)
+        step = max(1, CELLS // max(1, len(self.roots)))
+        for start in range(0, len(x), step):  # rows x trees at a time: bounded memory
+            part = x[start : start + step]
+            rows = np.arange(len(part))[:, None]
+            node = np.broadcast_to(self.roots, (len(part), len(self.roots)))
+            for _ in range(self._depth):
+                go_left = part[rows, self._feature[node]] <= self._threshold[node]
+                node = np.where(go_left, self._left[node], self._right[node])
+            out[start : start + step] += self.value[node] @ owner
         return out
 
     def predict(self, x: np.ndarray) -> np.ndarray:

@@ -34,7 +34,13 @@ from topoopt.sim.cluster import Cluster, Occupancy
 from topoopt.sim.jobs import Job, Shape, ShapeRule, TraceError
 from topoopt.sim.performance import PERFORMANCE_MODELS, PerformanceModel
 from topoopt.sim.placer import Decision, PlacementFailed, Placer
-from topoopt.sim.policies import PREDICTORS, QUEUE_POLICIES, Predictor, QueuePolicy
+from topoopt.sim.policies import (
+    PREDICTORS,
+    QUEUE_POLICIES,
+    Predictor,
+    QueuePolicy,
+    no_predictor,
+)
 from topoopt.sim.reservation import Reservation
 from topoopt.sim.traces import Rejected, Trace
 
@@ -110,7 +116,9 @@ class Simulation:
     performance
         A performance model name (:data:`~topoopt.sim.performance.PERFORMANCE_MODELS`).
     predictor
-        A predictor name (:data:`~topoopt.sim.policies.PREDICTORS`).
+        A predictor name (:data:`~topoopt.sim.policies.PREDICTORS`) or a predictor (a
+        :class:`~topoopt.sim.policies.Predictor`, such as a learned model's
+        :meth:`topoopt.learn.jct.JctModel.predictor`).
     interval
         Seconds between scheduling passes (0: a pass after every event time).
     seed
@@ -142,7 +150,7 @@ class Simulation:
         policy: str = "fifo",
         placer: Placer | None = None,
         performance: str = "arnold",
-        predictor: str = "exact",
+        predictor: str | Predictor = "exact",
         interval: float = 0.0,
         seed: int = 0,
         skip_unfit: bool = False,
@@ -160,7 +168,17 @@ class Simulation:
         self.policy: QueuePolicy = QUEUE_POLICIES.get(policy)
         self.model: PerformanceModel = PERFORMANCE_MODELS.get(performance)
         self.placer = placer or Placer(cluster, alpha=self.model.alpha())
-        self.predict: Predictor = PREDICTORS.get(predictor)
+        if isinstance(predictor, str):
+            self.predict: Predictor = PREDICTORS.get(predictor)
+            self.predictor_name = predictor
+        else:
+            self.predict = predictor
+            self.predictor_name = str(getattr(predictor, "name", type(predictor).__name__))
+        if self.predict is no_predictor and self.policy.backfill:
+            raise TopooptError(
+                f"predictor 'none': the policy {policy!r} backfills, which needs predicted "
+                "running times; use a policy without backfilling or a predictor"
+            )
         self.interval = float(interval)
         self.seed = seed
         self.skip_unfit = skip_unfit
@@ -230,6 +248,7 @@ class Simulation:
         for row in self.trace.rejected:
             self._reject(row, row.reason)
         size = self.cluster.node_size
+        predictions = self._predictions()
         for job in self.trace.jobs:
             try:
                 shape = self.rule.shape(job, size)
@@ -242,7 +261,7 @@ class Simulation:
                 continue
             self._jobs[job.id] = job
             self._shapes[job.id] = shape
-            self._predicted[job.id] = self.predict(job, self.seed)
+            self._predicted[job.id] = predictions[job.id]
             self._push(job.submit_s, ARRIVAL, job.id)
         if self.reservation is not None:
             lpj = self._jobs.get(self.reservation.job)
@@ -307,6 +326,33 @@ class Simulation:
                 f"invariant: {len(self._ended)} jobs ended, the trace has {expected}"
             )
 
+    def _predictions(self) -> dict[str, float]:
+        """Every job's predicted running time (the predictor's ``batch`` when it has one)."""
+        jobs = self.trace.jobs
+        batch = getattr(self.predict, "batch", None)
+        if batch is not None:
+            values = list(batch(jobs, self.seed))
+        else:
+            values = [self.predict(job, self.seed) for job in jobs]
+        if len(values) != len(jobs):
+            raise TopooptError(
+                f"predictor {self.predictor_name!r} gave {len(values)} predictions for "
+                f"{len(jobs)} jobs"
+            )
+        out = {}
+        for job, value in zip(jobs, values, strict=True):
+            try:
+                seconds = math.nan if isinstance(value, bool) else float(value)
+            except (TypeError, ValueError):
+                seconds = math.nan
+            if not seconds >= 0:
+                raise TopooptError(
+                    f"predictor {self.predictor_name!r}: job {job.id!r}: a prediction is a "
+                    f"number of seconds >= 0 (or inf), got {value!r}"
+                )
+            out[job.id] = seconds
+        return out
+
     def _unfit(self, job: Job, reason: str) -> None:
         if not self.skip_unfit:
             raise TraceError(job.origin or f"job {job.id!r}", "gpus", reason)
@@ -368,6 +414,10 @@ class Simulation:
                 "nodes": list(decision.nodes),
                 "devices": [list(held[index[name]]) for name in decision.nodes],
                 "policy": self.policy.name,
+                "predictor": self.predictor_name,
+                "predicted_s": (
+                    self._predicted[job.id] if math.isfinite(self._predicted[job.id]) else None
+                ),
                 "placement_solver": decision.solver,
                 "objective": decision.objective,
                 "dp_minipods": decision.dp_minipods,
@@ -544,11 +594,19 @@ class Simulation:
         those whose jobs' predicted ends come by then — or, when they are too few, also the
         next ones to be freed, in the order of their predicted release; the placement solver
         chooses among them (as if they were idle), so the zone drains by the arrival when the
-        predictions hold.
+        predictions hold. A predictor with ``given_elapsed(job, elapsed_s, seed)`` predicts the
+        running jobs' ends anew, knowing how long they have run (a learned model's
+        :class:`~topoopt.learn.jct.JctPredictor`); the others' predictions stay those made at
+        submission.
         """
         job, shape = self._jobs[job_id], self._shapes[job_id]
         release = np.full(self.cluster.n_nodes, self.now)
+        given = getattr(self.predict, "given_elapsed", None)
         for predicted_end, running in self._ends:
+            if given is not None:
+                run = self._running[running]
+                elapsed = (self.now - run.start_s) / run.slowdown  # under the reference placement
+                predicted_end = run.start_s + given(run.job, elapsed, self.seed) * run.slowdown
             nodes = list(self.occupancy.held[running])
             release[nodes] = np.maximum(release[nodes], predicted_end)
         order = np.argsort(release, kind="stable")

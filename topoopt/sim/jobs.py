@@ -2,8 +2,9 @@
 
 A :class:`Job` is what a trace says: an id, a submit time, the GPUs it asks for, its running
 time under the reference placement, and optionally its nodes, parallelism (dp, tp, pp),
-priority and user. :class:`ShapeRule` turns it into a :class:`Shape` on a cluster whose nodes
-have ``gpus_per_node`` GPUs (``docs/sim.md``, "Jobs"):
+priority, user and the metadata a learned JCT predictor reads (queue, QoS, CPUs, memory).
+:class:`ShapeRule` turns it into a :class:`Shape` on a cluster whose nodes have
+``gpus_per_node`` GPUs (``docs/sim.md``, "Jobs"):
 
 * a job of at most ``gpus_per_node`` GPUs runs on one node and shares it with others;
 * a larger job takes whole nodes, ``ceil(gpus / gpus_per_node)`` of them (or the trace's node
@@ -64,6 +65,10 @@ class Job:
         Larger runs first under the priority policies (default 0).
     user
         Owner, when the trace says.
+    queue, qos
+        Queue (a virtual cluster, a partition) and quality of service, when the trace says.
+    cpus, memory_gib
+        CPUs and memory (GiB) requested, when the trace says (numbers >= 0).
     origin
         ``file:row`` of the job in its trace, for messages (not part of its identity).
     """
@@ -78,6 +83,10 @@ class Job:
     pp: int | None = None
     priority: int = 0
     user: str | None = None
+    queue: str | None = None
+    qos: str | None = None
+    cpus: float | None = None
+    memory_gib: float | None = None
     origin: str | None = field(default=None, compare=False)
     """Where the trace gives the job (``file:row``), for messages."""
 
@@ -90,6 +99,15 @@ class Job:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TopooptError(f"{where}: {name}: must be a number, got {value!r}")
             if not math.isfinite(value) or (name == "duration_s" and value < 0):
+                raise TopooptError(f"{where}: {name}: must be finite and >= 0, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        for name in ("cpus", "memory_gib"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TopooptError(f"{where}: {name}: must be a number, got {value!r}")
+            if not math.isfinite(value) or value < 0:
                 raise TopooptError(f"{where}: {name}: must be finite and >= 0, got {value!r}")
             object.__setattr__(self, name, float(value))
         for name in ("gpus", "nodes", "dp", "tp", "pp"):

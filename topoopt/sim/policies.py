@@ -18,10 +18,18 @@ A :class:`QueuePolicy` orders the waiting jobs and says whether later jobs may *
   Algorithm 1 pops the whole queue each interval); with a reservation
   (:mod:`topoopt.sim.reservation`) it is Arnold's queue policy.
 
-A predictor gives the running time the policies plan with: ``exact`` (the trace's reference
-duration), ``noisy`` (that times a log-normal factor with ``sigma = 0.5``, drawn once per job
-from the run's seed). Both are plug-ins: :data:`QUEUE_POLICIES` (entry-point group
+A predictor gives the running time the policies plan with (the shadow time of backfilling,
+``spf``'s order, Arnold's reservation): ``exact`` (the trace's reference duration, an oracle),
+``noisy`` (that times a log-normal factor with ``sigma = 0.5``, drawn once per job from the
+run's seed), ``none`` (no prediction: every running time is unknown, ``math.inf``), or a
+learned model (:class:`topoopt.learn.jct.JctPredictor`, ``topoopt simulate --jct-model``).
+Policies and predictors are plug-ins: :data:`QUEUE_POLICIES` (entry-point group
 ``topoopt.sim.policies``) and :data:`PREDICTORS` (``topoopt.sim.predictors``).
+
+Under ``none`` a reservation's ``predicted`` mode lets no job into the zone (none is known to
+end in time: the ``strict`` behaviour) and its plan counts only idle nodes as free by the
+arrival, the others in node order; ``spf`` keeps submit order; backfilling needs predictions
+and is refused.
 """
 
 from __future__ import annotations
@@ -37,16 +45,27 @@ from topoopt.sim.registry import Registry
 
 
 class Predictor(Protocol):
-    """Predicted running time of a job under the reference placement."""
+    """Predicted running time of a job under the reference placement.
+
+    A predictor may also have a ``name`` (recorded with each job; default: its registry name
+    or its type's) and ``batch(jobs, seed) -> list of seconds`` giving the same values for a
+    whole trace at once (the simulator calls it when present, as a learned model evaluates
+    its trees faster on many rows).
+    """
 
     def __call__(self, job: Job, seed: int) -> float:
-        """Seconds."""
+        """Seconds (``>= 0``; ``math.inf``: unknown)."""
         ...
 
 
 def exact_predictor(job: Job, seed: int) -> float:
     """The trace's reference duration."""
     return job.duration_s
+
+
+def no_predictor(job: Job, seed: int) -> float:
+    """No prediction: the running time is unknown (``math.inf``)."""
+    return math.inf
 
 
 @dataclass(frozen=True)
@@ -111,3 +130,4 @@ QUEUE_POLICIES.register("arnold", QueuePolicy("arnold", _priority, blocking=Fals
 PREDICTORS: Registry[Predictor] = Registry("predictor", "topoopt.sim.predictors", ())
 PREDICTORS.register("exact", exact_predictor)
 PREDICTORS.register("noisy", NoisyPredictor())
+PREDICTORS.register("none", no_predictor)

@@ -24,6 +24,7 @@ from topoopt.sim.engine import Record, Simulation
 from topoopt.sim.metrics import reservation_summary, summarize
 from topoopt.sim.performance import PERFORMANCE_MODELS
 from topoopt.sim.placer import Placer
+from topoopt.sim.policies import Predictor
 from topoopt.sim.reservation import Reservation
 from topoopt.sim.traces import Trace
 
@@ -42,6 +43,35 @@ def _write_timeline(simulation: Simulation, path: Path) -> None:
         writer.writerows(line.rows())
 
 
+def _predictor(
+    name: str, jct_model: str | Path | None
+) -> tuple[str | Predictor, dict[str, Any] | None]:
+    """The run's predictor: a registered name, or the learned model ``jct_model`` (with what
+    the configuration records of it)."""
+    if jct_model is None:
+        if name in ("learned", "learned-static"):
+            raise TopooptError(f"predictor {name!r} needs a model: --jct-model MODEL.json")
+        return name, None
+    if name not in ("exact", "learned", "learned-static"):
+        raise TopooptError(
+            f"--jct-model makes the predictor the learned model (learned, or learned-static); "
+            f"it does not go with --predictor {name}"
+        )
+    from topoopt.learn.jct import JctModel, JctPredictor, model_digest
+
+    model = JctModel.load(jct_model)
+    record = {
+        "file": str(jct_model),
+        "sha256": model_digest(jct_model),
+        "interval_s": model.interval_s,
+        "max_intervals": model.max_intervals,
+        "decoder": model.decoder,
+    }
+    if name == "learned-static":
+        return JctPredictor(model, name, conditional=False), record
+    return model.predictor(), record
+
+
 def run_simulation(
     cluster: Cluster,
     trace: Trace,
@@ -54,6 +84,7 @@ def run_simulation(
     backend: str | None = None,
     performance: str = "arnold",
     predictor: str = "exact",
+    jct_model: str | Path | None = None,
     interval: float = 0.0,
     seed: int = 0,
     skip_unfit: bool = False,
@@ -71,12 +102,20 @@ def run_simulation(
     configuration recorded in ``summary.json``; a finished run with the same configuration
     is not simulated again.
 
+    ``jct_model`` names a learned JCT model file (``topoopt learn jct``): the run's predictor
+    is then ``learned``, that model (``predictor`` must be ``exact``, the default, or
+    ``learned``), or with ``predictor="learned-static"`` that model without predicting the
+    running jobs' ends anew in a reservation's plan
+    (:class:`~topoopt.learn.jct.JctPredictor`); the configuration records the file and its
+    SHA-256.
+
     Returns
     -------
     dict
         The content of ``summary.json``.
     """
     folder = Path(out_dir)
+    predict, model_record = _predictor(predictor, jct_model)
     if alpha is None:
         alpha = PERFORMANCE_MODELS.get(performance).alpha()
     placer = Placer(
@@ -108,7 +147,10 @@ def run_simulation(
         "alpha": alpha,
         "backend": backend,
         "performance": performance,
-        "predictor": predictor,
+        "predictor": ("learned" if predictor == "exact" else predictor)
+        if model_record
+        else predictor,
+        **({"jct_model": model_record} if model_record else {}),
         "interval": interval,
         "seed": seed,
         "skip_unfit": skip_unfit,
@@ -140,7 +182,7 @@ def run_simulation(
                 policy=policy,
                 placer=placer,
                 performance=performance,
-                predictor=predictor,
+                predictor=predict,
                 interval=interval,
                 seed=seed,
                 skip_unfit=skip_unfit,

@@ -55,6 +55,7 @@ class RunSpec:
     backend: str | None = None
     performance: str = "arnold"
     predictor: str = "exact"
+    jct_model: str | None = None
     interval: float = 0.0
     reserve: str | None = None
     reserve_mode: str = "predicted"
@@ -142,6 +143,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         backend=spec.backend,
         performance=spec.performance,
         predictor=spec.predictor,
+        jct_model=spec.jct_model,
         interval=spec.interval,
         seed=spec.seed,
         skip_unfit=spec.skip_bad,

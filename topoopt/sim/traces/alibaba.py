@@ -6,13 +6,13 @@ One pod per row, columns (others are refused):
 column              use
 ==================  ===========================================================================
 ``name``            the job id
-``cpu_milli``,      kept for the record, not used
-``memory_mib``
+``cpu_milli``,      CPUs (``cpu_milli / 1000``) and memory (``memory_mib / 1024`` GiB) asked: job
+``memory_mib``      metadata a learned JCT predictor reads (empty: unknown)
 ``num_gpu``         GPUs; a pod with ``0`` is a CPU pod: recorded as rejected ("asks no GPU")
 ``gpu_milli``       the share of each GPU the pod asks (``< 1000``: a fraction of one GPU); the
                     simulator gives whole GPUs, so a fractional pod still takes ``num_gpu`` GPUs
-``gpu_spec``,       kept for the record, not used
-``qos``
+``gpu_spec``        kept for the record, not used
+``qos``             the pod's quality of service (``LS``, ``BE``, ...), job metadata
 ``pod_phase``       ``Running``, ``Succeeded``, ``Failed``, ``Pending``
 ``creation_time``   submit time (seconds)
 ``deletion_time``   end of the pod; the running time is ``deletion_time - scheduled_time``
@@ -43,6 +43,12 @@ COLUMNS = (
     "deletion_time",
     "scheduled_time",
 )
+
+
+def _scaled(where: str, row: dict[str, str], column: str, unit: float) -> float | None:
+    """The number in ``column`` divided by ``unit`` (``None`` for an empty cell)."""
+    text = row[column].strip()
+    return number(where, column, text) / unit if text else None
 
 
 def read_alibaba(path: str | Path, *, skip_bad: bool = False) -> Trace:
@@ -80,6 +86,9 @@ def read_alibaba(path: str | Path, *, skip_bad: bool = False) -> Trace:
                 submit_s=number(where, "creation_time", row["creation_time"]),
                 gpus=integer(where, "num_gpu", row["num_gpu"]),
                 duration_s=ended - started,
+                qos=row["qos"].strip() or None,
+                cpus=_scaled(where, row, "cpu_milli", 1000),
+                memory_gib=_scaled(where, row, "memory_mib", 1024),
                 origin=where,
             )
 

@@ -11,6 +11,8 @@ column             use
 ``submit_time``    submit time (required): seconds, or a date ``YYYY-MM-DD HH:MM:SS``
 ``duration``       running time in seconds (required)
 ``user``           owner (optional)
+``vc``             virtual cluster, the job's queue (optional)
+``cpu_num``        CPUs asked (optional)
 ``start_time``,    read for nothing (the trace's own schedule is not replayed)
 ``end_time``
 =================  ============================================================================
@@ -64,6 +66,7 @@ def read_helios(path: str | Path, *, skip_bad: bool = False) -> Trace:
         def row_job(where: str = where, row: dict[str, str] = row) -> Job:
             nodes = row.get("node_num", "").strip()
             user = row.get("user", "").strip()
+            cpus = row.get("cpu_num", "").strip()
             return Job(
                 id=row["job_id"].strip(),
                 submit_s=_seconds(where, row["submit_time"]),
@@ -71,6 +74,8 @@ def read_helios(path: str | Path, *, skip_bad: bool = False) -> Trace:
                 duration_s=number(where, "duration", row["duration"]),
                 nodes=integer(where, "node_num", nodes) if nodes else None,
                 user=user or None,
+                queue=row.get("vc", "").strip() or None,
+                cpus=number(where, "cpu_num", cpus) if cpus else None,
                 origin=where,
             )
 

@@ -15,6 +15,10 @@ field            required  meaning
 ``pp``
 ``priority``     no        integer, larger first under the priority policies (default 0)
 ``user``         no        owner
+``queue``        no        queue (virtual cluster, partition)
+``qos``          no        quality of service
+``cpus``         no        CPUs requested (>= 0)
+``memory_gib``   no        memory requested, GiB (>= 0)
 ===============  ========  ================================================================
 
 Keys starting with ``x-`` are the writer's own and ignored. The CSV form has a header row
@@ -47,7 +51,9 @@ from topoopt.sim.traces._rows import (
 
 REQUIRED = ("id", "submit_s", "gpus", "duration_s")
 OPTIONAL_INTS = ("nodes", "dp", "tp", "pp")
-FIELDS = (*REQUIRED, *OPTIONAL_INTS, "priority", "user")
+OPTIONAL_TEXTS = ("user", "queue", "qos")
+OPTIONAL_NUMBERS = ("cpus", "memory_gib")
+FIELDS = (*REQUIRED, *OPTIONAL_INTS, "priority", *OPTIONAL_TEXTS, *OPTIONAL_NUMBERS)
 
 JOB_SCHEMA: dict[str, Any] = {
     "$schema": schema.DRAFT,
@@ -68,6 +74,10 @@ JOB_SCHEMA: dict[str, Any] = {
                 -(2**31), 2**31 - 1, description="Larger runs first (default 0)."
             ),
             "user": {**schema.NAME, "description": "Owner."},
+            "queue": {**schema.NAME, "description": "Queue (virtual cluster, partition)."},
+            "qos": {**schema.NAME, "description": "Quality of service."},
+            "cpus": schema.number(0, description="CPUs requested."),
+            "memory_gib": schema.number(0, description="Memory requested (GiB)."),
         },
         REQUIRED,
     ),
@@ -123,8 +133,12 @@ def read_native_csv(path: str | Path, *, skip_bad: bool = False) -> Trace:
                 data[key] = integer(where, key, row[key])
         if row.get("priority", "").strip():
             data["priority"] = integer(where, "priority", row["priority"], minimum=-(2**31))
-        if row.get("user", "").strip():
-            data["user"] = row["user"].strip()
+        for key in OPTIONAL_TEXTS:
+            if row.get(key, "").strip():
+                data[key] = row[key].strip()
+        for key in OPTIONAL_NUMBERS:
+            if row.get(key, "").strip():
+                data[key] = number(where, key, row[key])
         return _job(data, where)
 
     items = []
@@ -143,7 +157,7 @@ def read_native_csv(path: str | Path, *, skip_bad: bool = False) -> Trace:
 def job_record(job: Job) -> dict[str, Any]:
     """The JSON object of ``job`` in the native format (absent fields left out)."""
     out: dict[str, Any] = {key: getattr(job, key) for key in REQUIRED}
-    for key in (*OPTIONAL_INTS, "user"):
+    for key in (*OPTIONAL_INTS, *OPTIONAL_TEXTS, *OPTIONAL_NUMBERS):
         if getattr(job, key) is not None:
             out[key] = getattr(job, key)
     if job.priority:
