@@ -7,6 +7,7 @@ module                                 commands
 :mod:`topoopt.cli.instances`           ``instances list|generate|import|check|schema``
 :mod:`topoopt.cli.bench`               ``bench``, ``report``
 :mod:`topoopt.cli.simulate`            ``simulate``
+:mod:`topoopt.cli.xsim`                ``simulate-cross``
 :mod:`topoopt.cli.learn`               ``learn bandwidth|suggest|jct``
 :mod:`topoopt.cli.output`              what they share: exit statuses, one-line errors,
                                        safe table text, the root command's options
@@ -88,6 +89,7 @@ class TopooptGroup(click.Group):
         "bench": "topoopt.cli.bench:bench",
         "report": "topoopt.cli.bench:report",
         "simulate": "topoopt.cli.simulate:simulate",
+        "simulate-cross": "topoopt.cli.xsim:simulate_cross",
         "learn": "topoopt.cli.learn:learn",
     }
     """The commands, each imported when first used (``"module:attribute"``), so that
