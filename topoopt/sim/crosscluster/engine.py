@@ -9,7 +9,8 @@ the rest (FIFO, SpiderFlow §3). A started job runs its trace duration times its
 step on the reference placement).
 
 A job is recorded ``rejected``, with its reason, when it needs more GPUs than the whole
-description has, or when its model cannot be trained on its GPUs (no pipeline depth the
+description has free at time 0 (GPUs not free then are held by what the simulation does not
+know, and never come back), or when its model cannot be trained on its GPUs (no pipeline depth the
 model's memory allows divides them, :mod:`~topoopt.sim.crosscluster.models`); no policy could
 ever place it. Rows a trace reader skipped are recorded the same way.
 
@@ -178,7 +179,8 @@ class CrossSimulation:
         for job in self.trace.jobs:
             if job.gpus > total:
                 self._reject(
-                    job, f"needs {job.gpus} GPUs but the multi-cluster {self.mc.name} has {total}"
+                    job,
+                    f"needs {job.gpus} GPUs but the multi-cluster {self.mc.name} has {total} free",
                 )
                 continue
             model = model_for(job.id, job.gpus, self.seed, self.mix)

@@ -55,6 +55,7 @@ class FreeGpus:
         self.node_cluster: list[int] = []
         self.node_gpus: list[int] = []
         self.free: list[set[int]] = []
+        self.initial: list[frozenset[int]] = []
         self.cluster_nodes: list[list[int]] = []
         for c, site in enumerate(mc.clusters):
             numbers = []
@@ -64,12 +65,15 @@ class FreeGpus:
                 self.node_cluster.append(c)
                 self.node_gpus.append(node.gpus)
                 self.free.append(set(node.free))
+                self.initial.append(frozenset(node.free))
             self.cluster_nodes.append(numbers)
         self.free_count = np.array([len(f) for f in self.free], dtype=np.int64)
         self.free_in_cluster = np.array(
             [int(self.free_count[nodes].sum()) for nodes in self.cluster_nodes], dtype=np.int64
         )
-        self.total_gpus = int(sum(self.node_gpus))
+        self.total_gpus = int(self.free_count.sum())
+        """GPUs free at time 0, the most a job can get (the others are held by what the
+        simulation does not know and never come back)."""
         self.held: dict[str, list[Gpu]] = {}
 
     @property
@@ -141,14 +145,14 @@ class FreeGpus:
 
     def check(self) -> None:
         """Verify the whole state: counts agree with the sets, held and free GPUs are disjoint
-        and together every GPU."""
+        and together the GPUs free at time 0."""
         held: dict[int, set[int]] = {}
         for gpus in self.held.values():
             for _, node, index in gpus:
                 held.setdefault(node, set()).add(index)
         for node, free in enumerate(self.free):
             mine = held.get(node, set())
-            if free & mine or len(free) + len(mine) != self.node_gpus[node]:
+            if free & mine or free | mine != self.initial[node]:
                 raise StateError(f"invariant: the GPUs of {self.node_names[node]} do not add up")
             if self.free_count[node] != len(free):
                 raise StateError(f"invariant: the free count of {self.node_names[node]} is wrong")
