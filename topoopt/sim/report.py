@@ -176,7 +176,8 @@ def _setting(run: Run) -> str:
 
 
 def _jobs_key(run: Run) -> tuple[Any, ...]:
-    return tuple(run.config.get(k) for k in ("trace", "load", "jobs_limit", "jobs"))
+    keys = ("trace", "load", "jobs_limit", "jobs", "multicluster")  # the last: cross-cluster runs
+    return tuple(run.config.get(k) for k in keys)
 
 
 def paired_table(runs: Sequence[Run], baseline: str) -> Table:
