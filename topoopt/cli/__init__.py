@@ -8,6 +8,7 @@ module                                 commands
 :mod:`topoopt.cli.bench`               ``bench``, ``report``
 :mod:`topoopt.cli.simulate`            ``simulate``
 :mod:`topoopt.cli.learn`               ``learn bandwidth|suggest|jct``
+:mod:`topoopt.cli.plan`                ``plan``
 :mod:`topoopt.cli.output`              what they share: exit statuses, one-line errors,
                                        safe table text, the root command's options
 =====================================  =============================================
@@ -89,6 +90,7 @@ class TopooptGroup(click.Group):
         "report": "topoopt.cli.bench:report",
         "simulate": "topoopt.cli.simulate:simulate",
         "learn": "topoopt.cli.learn:learn",
+        "plan": "topoopt.cli.plan:plan",
     }
     """The commands, each imported when first used (``"module:attribute"``), so that
     ``topoopt solve`` never imports the benchmark stack. A new command group is a module of
