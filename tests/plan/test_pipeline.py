@@ -307,3 +307,38 @@ def test_time_limit() -> None:
     check_plan(plan)
     with pytest.raises(Exception, match="time_limit: must be a positive number"):
         make_plan(job, mc, time_limit=0)
+
+
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    st.integers(1, 6),
+    st.integers(1, 8),
+    st.sampled_from([0.0, 1e7, 1e8]),
+    st.sampled_from(["parallelconfig/mip", "parallelconfig/enumerate"]),
+)
+def test_using_every_gpu_finds_the_best_filling_configuration(
+    nodes: list[int], layers: int, micro: int, activation: float, solver: str
+) -> None:
+    """The search over the ``(d, p)`` with ``d·p = r`` by increasing bound, pruned by the
+    incumbent, finds what solving every such pair finds; its bound holds."""
+    from topoopt.core.registry import get_solver
+    from topoopt.parallelconfig.instance import ParallelConfigInstance, TrainingModel
+    from topoopt.plan.pipeline import _configure, _fixed
+
+    model = TrainingModel(
+        [(0.01 * (1 + i % 3), 1e8 * (i % 2 + 1)) for i in range(layers)], activation, micro
+    )
+    sub = ParallelConfigInstance("s", [(f"n{i}", g) for i, g in enumerate(nodes)], 200, 20, model)
+    pairs = filling_pairs(sub)
+    if not pairs:
+        with pytest.raises(PlanError, match="no \\(d, p\\) uses all its"):
+            _configure("c", sub, True, solver, None, {})
+        return
+    config, report = _configure("c", sub, True, solver, None, {})
+    best = min(
+        get_solver("parallelconfig/enumerate").solve(_fixed(sub, d, p)).objective or 0.0
+        for d, p in pairs
+    )
+    assert report.objective == pytest.approx(best, rel=1e-9)
+    assert report.bound <= best + 1e-12 and report.status == "optimal"
+    assert config.d * config.p == sub.n_gpus and pc.check(sub, config) == []

@@ -32,6 +32,7 @@ from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.crosscluster.graph import Link
 from topoopt.crosscluster.multicluster import MultiCluster, Site
 from topoopt.parallelconfig import solution as pc
+from topoopt.parallelconfig.bounds import lower_bound
 from topoopt.parallelconfig.instance import Node, ParallelConfigInstance
 from topoopt.parallelconfig.solution import Breakdown, ParallelConfig
 from topoopt.partition import intra
@@ -396,7 +397,11 @@ def _configure(
     kw: Mapping[str, Any],
 ) -> tuple[ParallelConfig, StageReport]:
     """The configuration of one cluster: the solver on its sub-problem, or with ``fill`` on
-    every ``(d, p)`` that uses all its GPUs, keeping the cheapest."""
+    the ``(d, p)`` that use all its GPUs (:func:`filling_pairs`), each with ``(d, p)`` fixed,
+    by increasing a-priori lower bound (``parallelconfig.bounds.lower_bound``), until the
+    bound reaches the cheapest configuration found; the cheapest is kept. The stage's bound is
+    the smallest over the pairs of the solver's bound (pairs solved) or the a-priori bound
+    (pairs pruned); it is optimal when every pair solved was."""
     started = time.perf_counter()
     check = get_family("parallelconfig").check
     if not fill:
@@ -418,16 +423,24 @@ def _configure(
             "(set use_all_gpus to false to allow idle GPUs)",
         )
     deadline = None if limit is None else time.perf_counter() + limit
+    # parallelconfig's a-priori bound of every pair: solved by increasing bound, a pair whose
+    # bound reaches the best cost so far cannot beat it and is pruned (its bound stands).
+    ranked = sorted((lower_bound(sub, d, p).objective, d, p) for d, p in pairs)
     best: Any = None
     bound = math.inf
     statuses = []
     notes = []
+    pruned = 0
     timed_out = False
-    for k, (d, p) in enumerate(pairs):
+    for k, (floor, d, p) in enumerate(ranked):
+        if best is not None and floor >= best.objective - 1e-12 * max(1.0, abs(best.objective)):
+            bound = min(bound, floor)
+            pruned += 1
+            continue
         share = (
             None
             if deadline is None
-            else max((deadline - time.perf_counter()) / (len(pairs) - k), 1e-3)
+            else max((deadline - time.perf_counter()) / (len(ranked) - k), 1e-3)
         )
         result = _solve("parallelconfig", solver, _fixed(sub, d, p), share, **kw)
         timed_out = timed_out or result.termination is TerminationReason.TIME_LIMIT
@@ -444,6 +457,8 @@ def _configure(
         notes.append(f"({d}, {p}): {result.objective:.6g} s {result.status.label}")
         if best is None or result.objective < best.objective - 1e-12:
             best = result
+    if pruned:
+        notes.append(f"{pruned} pruned by their bounds")
     if best is None:
         raise PlanError(
             "parallelconfig",
