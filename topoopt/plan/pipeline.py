@@ -18,6 +18,7 @@ hostfiles (:mod:`topoopt.plan.output`) and SpiderFlow's step-time estimate
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
@@ -488,6 +489,53 @@ def _configure(
     return config, report
 
 
+def _shape(sub: ParallelConfigInstance) -> tuple[Any, ...]:
+    """What a sub-problem's configurations and costs depend on: everything but the names
+    (its nodes' GPU counts in order, bandwidths, model, weights, fixed ``(d, p)``)."""
+    return (
+        tuple(n.gpus for n in sub.nodes),
+        sub.intra_node_gbps,
+        sub.inter_node_gbps,
+        sub.model,
+        sub.alpha,
+        sub.beta,
+        sub.parallelism,
+    )
+
+
+def _reuse(
+    cluster: str,
+    sub: ParallelConfigInstance,
+    first: ParallelConfigInstance,
+    config: ParallelConfig,
+    report: StageReport,
+) -> tuple[ParallelConfig, StageReport]:
+    """The configuration of a sub-problem of the same shape as ``first`` (:func:`_shape`):
+    ``first``'s, its GPUs renamed node by node (the same cost, so the same bound holds),
+    checked again."""
+    started = time.perf_counter()
+    names = {a.name: b.name for a, b in zip(first.nodes, sub.nodes, strict=True)}
+    grid = []
+    for row in config.grid:
+        cells = []
+        for gpu in row:
+            node, _, k = gpu.rpartition("/")
+            cells.append(f"{names[node]}/{k}")
+        grid.append(cells)
+    mapped = ParallelConfig.of(grid)
+    violations = get_family("parallelconfig").check(sub, mapped)
+    again = dataclasses.replace(
+        report,
+        cluster=cluster,
+        seconds=time.perf_counter() - started,
+        violations=tuple(violations),
+        message=f"the same sub-problem as cluster {report.cluster} but for the node names: its "
+        f"configuration, renamed ({report.message})",
+        details=_config_details(sub, mapped),
+    )
+    return mapped, again
+
+
 def _config_details(sub: ParallelConfigInstance, config: ParallelConfig) -> dict[str, Any]:
     cost = pc.cost(sub, config)
     return {
@@ -654,11 +702,17 @@ def make_plan(
     subs = intra.sub_instances(instance, assignment)
     configs: dict[str, ParallelConfig] = {}
     config_reports = []
+    solved: dict[Any, tuple[ParallelConfigInstance, ParallelConfig, StageReport]] = {}
     for k, (cluster, sub) in enumerate(subs.items()):
         limit = clock.share("parallelconfig", len(subs) - k)
-        config, report = _configure(
-            cluster, sub, job.use_all_gpus, solvers["parallelconfig"], limit, kw
-        )
+        key = _shape(sub)
+        if key in solved:
+            config, report = _reuse(cluster, sub, *solved[key])
+        else:
+            config, report = _configure(
+                cluster, sub, job.use_all_gpus, solvers["parallelconfig"], limit, kw
+            )
+            solved[key] = (sub, config, report)
         configs[cluster] = config
         config_reports.append(report)
     failed = [r for r in config_reports if not r.checked]
