@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topoopt.core.errors import TopooptError
+from topoopt.core.result import clean
 from topoopt.parallelconfig.instance import split_layers
 
 if TYPE_CHECKING:
@@ -159,10 +160,10 @@ def plan_dict(plan: Plan, *, times: bool = True) -> dict[str, Any]:
                 "units": list(c.units),
                 "d": cost.d,
                 "p": cost.p,
-                "t_cluster_s": c.t_cluster_s,
-                "t_comp_s": cost.t_comp_s,
-                "t_dp_s": cost.t_dp_s,
-                "t_pp_s": cost.t_pp_s,
+                "t_cluster_s": clean(c.t_cluster_s),
+                "t_comp_s": clean(cost.t_comp_s),
+                "t_dp_s": clean(cost.t_dp_s),
+                "t_pp_s": clean(cost.t_pp_s),
                 "grid": [[_gpu_name(c.gpus[g]) for g in row] for row in c.config.grid],
                 "idle": [_gpu_name(g) for g in c.idle],
                 "hostfile": files[c.cluster],

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from topoopt.clusterselect.instance import ClusterSelectInstance
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.registry import get_family, get_solver, resolve_solver
+from topoopt.core.result import clean
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.crosscluster.graph import Link
 from topoopt.crosscluster.multicluster import MultiCluster, Site
@@ -542,9 +543,9 @@ def _config_details(sub: ParallelConfigInstance, config: ParallelConfig) -> dict
         "gpus": sub.n_gpus,
         "d": cost.d,
         "p": cost.p,
-        "t_comp_s": cost.t_comp_s,
-        "t_dp_s": cost.t_dp_s,
-        "t_pp_s": cost.t_pp_s,
+        "t_comp_s": clean(cost.t_comp_s),
+        "t_dp_s": clean(cost.t_dp_s),
+        "t_pp_s": clean(cost.t_pp_s),
     }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from topoopt.core.result import clean
 from topoopt.partition.solution import Assignment
 from topoopt.plan.job import JobEdge
 
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
 GBIT_PER_GB = 8.0
 
 TERMS = {
-    "t_comp_s": ("parallelconfig", "compute (with the pipeline bubble) inside the cluster"),
-    "t_dp_s": ("parallelconfig", "data-parallel all-reduce inside the cluster (α·T_dp)"),
-    "t_pp_s": ("parallelconfig", "pipeline sends inside the cluster (β·T_pp)"),
+    "t_comp_s": ("parallelconfig", "compute with the pipeline bubble (T_comp)"),
+    "t_dp_s": ("parallelconfig", "data-parallel all-reduce (alpha T_dp)"),
+    "t_pp_s": ("parallelconfig", "pipeline sends (beta T_pp)"),
     "wan_pp_s": ("partition", "pipeline sends between clusters over the WAN"),
     "wan_dp_s": ("partition", "data-parallel all-reduce between clusters over the WAN"),
 }
@@ -78,21 +79,22 @@ class StepTime:
         return self.terms[self.limit] / self.step_s if self.step_s > 0 else 0.0
 
     def describe_limit(self) -> str:
-        where = f" of cluster {self.slowest}" if self.limit_stage == "parallelconfig" else ""
+        where = f" inside cluster {self.slowest}" if self.limit_stage == "parallelconfig" else ""
         return f"{TERMS[self.limit][1]}{where}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form (numbers to 15 significant digits)."""
         return {
-            "step_s": self.step_s,
+            "step_s": clean(self.step_s),
             "slowest_cluster": self.slowest,
-            "t_cluster_s": dict(self.clusters),
-            "terms": dict(self.terms),
+            "t_cluster_s": {c: clean(t) for c, t in self.clusters.items()},
+            "terms": {k: clean(t) for k, t in self.terms.items()},
             "limit": {
                 "term": self.limit,
                 "stage": self.limit_stage,
                 "cluster": self.slowest if self.limit_stage == "parallelconfig" else None,
-                "seconds": self.terms[self.limit],
-                "share": self.limit_share,
+                "term_s": clean(self.terms[self.limit]),
+                "share": clean(self.limit_share),
                 "what": self.describe_limit(),
             },
         }
