@@ -209,6 +209,16 @@ def test_spiderflow_scale_job_of_256_gpus() -> None:
     plan = make_plan(job, spiderflow_scale(16))
     check_plan(plan)
     assert len(plan.selection) == 5 and len(plan.ranks) == 256
+    # c0 .. c3 are alike (7 nodes of 8 GPUs, 7 alike units): one solve, three renamed copies
+    configs = [r for r in plan.stages if r.stage == "parallelconfig"]
+    assert [r.message.startswith("the same sub-problem as cluster c0") for r in configs] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert len({r.objective for r in configs[:4]}) == 1
     assert plan.step.limit == "wan_pp_s" and plan.step.limit_stage == "partition"
 
 
