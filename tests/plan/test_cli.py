@@ -97,6 +97,11 @@ def test_unknown_solver(files: tuple[str, str], tmp_path: Path) -> None:
     assert line.startswith("error: unknown solver 'spin'")
 
 
+def test_unknown_backend(files: tuple[str, str], tmp_path: Path) -> None:
+    line = one_error_line(invoke("plan", *files, "--out", str(tmp_path), "--backend", "nope"))
+    assert line.startswith("error: backend: unknown MIP backend 'nope'")
+
+
 def test_job_no_set_of_clusters_holds(files: tuple[str, str], tmp_path: Path) -> None:
     job = Path(files[0])
     Job("big", 48, [(0.004, 1e8)] * 48, 1e6, 48).save(job)

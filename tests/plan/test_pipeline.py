@@ -352,3 +352,17 @@ def test_using_every_gpu_finds_the_best_filling_configuration(
     assert report.objective == pytest.approx(best, rel=1e-9)
     assert report.bound <= best + 1e-12 and report.status == "optimal"
     assert config.d * config.p == sub.n_gpus and pc.check(sub, config) == []
+
+
+def test_partition_links_are_widest_paths_of_the_whole_graph() -> None:
+    """``a`` and ``b`` are joined through ``x`` (no free GPU, not chosen): the partition
+    instance links them at the widest-path bandwidth, min(10, 40) = 10 Gb/s."""
+    free = {"a": (0, 1, 2, 3), "x": (), "b": (0, 1, 2, 3)}
+    sites = tuple(Site(n, (SiteNode(f"{n}-n0", 4, f),), 200, 8) for n, f in free.items())
+    mc = MultiCluster("m", sites, (Link("a", "x", 10), Link("x", "b", 40), Link("a", "b", 1)))
+    plan = make_plan(Job("j", 8, [(0.01, 1e8)] * 4, 1e6, 8), mc)
+    check_plan(plan)
+    assert dict(plan.selection) == {"a": 4, "b": 4}
+    assert [(lk.a, lk.b, lk.bandwidth_gbps) for lk in plan.partition.graph.links] == [
+        ("a", "b", 10.0)
+    ]

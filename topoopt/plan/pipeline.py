@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topoopt.clusterselect.instance import ClusterSelectInstance
+from topoopt.core.backends import resolve_backend
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.registry import get_family, get_solver, resolve_solver
 from topoopt.core.result import clean
@@ -305,11 +306,11 @@ def partition_instance(
         Cluster(c.name, selection[c.name], _free_nodes(c), c.intra_node_gbps, c.inter_node_gbps)
         for c in chosen
     ]
-    links = [
-        Link(a.name, b.name, mc.graph.widest(a.name, b.name))
-        for i, a in enumerate(chosen)
-        for b in chosen[i + 1 :]
-    ]
+    index = mc.graph.index
+    links = []
+    for i, a in enumerate(chosen):
+        widest = mc.graph.widest_from(a.name)  # one traversal of the maximum spanning tree
+        links += [Link(a.name, b.name, widest[index[b.name]]) for b in chosen[i + 1 :]]
     vertices = [Vertex(u.name, u.gpus, u.compute_s, u.param_bytes) for u in job.units()]
     edges = [(e.u, e.v, e.traffic) for e in job.edges()]
     training = Training(job.activation_bytes, job.replica_micro_batches, job.alpha, job.beta)
@@ -679,6 +680,8 @@ def make_plan(
         )
     job = load_job(job)
     mc = multicluster if isinstance(multicluster, MultiCluster) else MultiCluster.load(multicluster)
+    if backend is not None:
+        resolve_backend(backend)  # an unknown or missing backend fails before any stage
     solvers = {
         "clusterselect": resolve_solver(select_solver, "clusterselect"),
         "partition": resolve_solver(partition_solver, "partition"),
