@@ -136,6 +136,7 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int) -> TreeEnsemble:
     BandPilot's protocol (25 to 250 rows)."""
     ensemble = require_sklearn()
     from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+
     estimator = ensemble.HistGradientBoostingRegressor(
         max_iter=100,
         learning_rate=0.2,

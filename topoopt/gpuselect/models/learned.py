@@ -477,40 +477,43 @@ class LearnedModel(StructuredModel):
     def from_document(cls, data: Any, source: str = "bandwidth") -> LearnedModel:
         """Read a model file's content; errors name ``source`` and the field."""
         data = v.as_mapping(data, source)
+
+        def at(field: str) -> str:  # "MODEL.json: types.H100" or, inline, "bandwidth.types.H100"
+            return f"{source}.{field}" if source == "bandwidth" else f"{source}: {field}"
+
         if data.get("format") != FORMAT:
             raise InvalidInstanceError(
-                f"{source}: format", f"must be {FORMAT!r}, got {data.get('format')!r}"
+                at("format"), f"must be {FORMAT!r}, got {data.get('format')!r}"
             )
         if data.get("version") != VERSION:
             raise InvalidInstanceError(
-                f"{source}: version",
+                at("version"),
                 f"this topoopt reads version {VERSION} of {FORMAT}, got {data.get('version')!r}",
             )
-        types = v.as_mapping(v.field(data, "types", source), f"{source}: types")
+        types = v.as_mapping(v.field(data, "types", source), at("types"))
         intra, gpus = {}, {}
         for name, entry in types.items():
-            where = f"{source}: types.{name}"
+            where = at(f"types.{name}")
             entry = v.as_mapping(entry, where)
             intra[name] = v.field(entry, "intra", where)
             gpus[name] = _host_gpus(v.field(entry, "gpus", where), f"{where}.gpus")
-        model_types = tuple(sorted(_intra_tables(intra, f"{source}: types")))
+        model_types = tuple(sorted(_intra_tables(intra, at("types"))))
         expected = ProfileFeatures(model_types, tuple(gpus[t] for t in model_types)).names
         if data.get("features") != list(expected):
             raise InvalidInstanceError(
-                f"{source}: features",
+                at("features"),
                 f"the file's features differ from this topoopt's {list(expected)}",
             )
         if data.get("target") != "log_gbps":
-            raise InvalidInstanceError(f"{source}: target", "must be 'log_gbps'")
-        predictor = TreeEnsemble.from_dict(data.get("predictor"), f"{source}: predictor")
+            raise InvalidInstanceError(at("target"), "must be 'log_gbps'")
+        predictor = TreeEnsemble.from_dict(data.get("predictor"), at("predictor"))
         raw_committee = data.get("committee", [])
         if not isinstance(raw_committee, list):
-            raise InvalidInstanceError(f"{source}: committee", "must be a list")
+            raise InvalidInstanceError(at("committee"), "must be a list")
         committee = [
-            TreeEnsemble.from_dict(c, f"{source}: committee[{i}]")
-            for i, c in enumerate(raw_committee)
+            TreeEnsemble.from_dict(c, at(f"committee[{i}]")) for i, c in enumerate(raw_committee)
         ]
-        training = v.as_mapping(data.get("training", {}), f"{source}: training")
+        training = v.as_mapping(data.get("training", {}), at("training"))
         return cls(
             intra=intra, gpus=gpus, predictor=predictor, committee=committee, training=training
         )
