@@ -4,23 +4,25 @@ It replays a job trace on a cluster under a queue policy, placing every job with
 solver, so that what a placement policy gains shows up where the papers measure it: job
 completion and queueing times, utilisation, slowdown (``docs/sim.md``).
 
-==============================  ===============================================================
-module                          what it holds
-==============================  ===============================================================
-:mod:`~topoopt.sim.cluster`     the cluster (a topology, its minipod level) and its occupancy
-:mod:`~topoopt.sim.jobs`        jobs and the rule that shapes them on nodes
-:mod:`~topoopt.sim.traces`      trace readers (Philly-derived CSV, Alibaba, Helios, topoopt's
-                                own JSONL/CSV) and a synthetic generator
-:mod:`~topoopt.sim.policies`    queue policies (FIFO, priority, shortest-predicted-first, EASY
-                                backfilling) and JCT predictors
-:mod:`~topoopt.sim.placer`      the placement step: best fit on one node, any placement solver
-                                on whole nodes
-:mod:`~topoopt.sim.performance` how a placement changes a job's running time (Arnold §4)
-:mod:`~topoopt.sim.engine`      the discrete-event engine and its invariants
-:mod:`~topoopt.sim.metrics`     the run's summary
-:mod:`~topoopt.sim.run`         one run written to a folder (``topoopt simulate``)
-:mod:`~topoopt.sim.registry`    the plug-in registries (policies, traces, models, predictors)
-==============================  ===============================================================
+=================================  ===============================================================
+module                             what it holds
+=================================  ===============================================================
+:mod:`~topoopt.sim.cluster`        the cluster (a topology, its minipod level) and its occupancy
+:mod:`~topoopt.sim.jobs`           jobs and the rule that shapes them on nodes
+:mod:`~topoopt.sim.traces`         trace readers (Philly-derived CSV, Alibaba, Helios, topoopt's
+                                   own JSONL/CSV) and a synthetic generator
+:mod:`~topoopt.sim.policies`       queue policies (FIFO, priority, shortest-predicted-first, EASY
+                                   backfilling) and JCT predictors
+:mod:`~topoopt.sim.placer`         the placement step: best fit on one node, any placement solver
+                                   on whole nodes
+:mod:`~topoopt.sim.performance`    how a placement changes a job's running time (Arnold §4)
+:mod:`~topoopt.sim.engine`         the discrete-event engine and its invariants
+:mod:`~topoopt.sim.metrics`        the run's summary
+:mod:`~topoopt.sim.run`            one run written to a folder (``topoopt simulate``)
+:mod:`~topoopt.sim.registry`       the plug-in registries (policies, traces, models, predictors)
+:mod:`~topoopt.sim.crosscluster`   cross-cluster scheduling over decentralized clusters
+                                   (SpiderFlow; ``topoopt simulate-cross``)
+=================================  ===============================================================
 
 Examples
 --------
