@@ -11,7 +11,9 @@ drawn with the run's seed. Policies ``opportunistic`` (the baseline), ``spinsear
 policy and seed. Mean queueing time (QT) and mean JCT normalised to ``opportunistic`` of the
 same seed, beside the paper's (Philly: QT 1.00 -> 0.82 -> 0.73, JCT 1.00 -> 0.87 -> 0.79).
 
-Writes ``results/fig9.md``, ``fig9.json``, ``fig9.csv`` and ``fig9.png``; the run folders
+Writes ``results/fig9.md``, ``fig9.json``, ``fig9.csv`` and ``fig9.png`` (``fig9-load<L>.*``
+with ``--load L``: arrivals ``1/L`` times sparser, to bring the trace to the testbed's
+capacity); the run folders
 (``topoopt report`` reads them) go to ``--runs`` (default ``benchmarks/crosscluster/runs/fig9``,
 not committed).
 """
@@ -57,12 +59,22 @@ def _records(folder: Path) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--runs", type=Path, default=HERE / "runs" / "fig9")
+    parser.add_argument(
+        "--load",
+        type=float,
+        default=1.0,
+        help="Arrival-rate factor on the trace (0.033: arrivals 30x sparser, which brings the "
+        "first 1,000 Philly jobs to about the testbed's capacity); results go to "
+        "fig9-load<L>.* when not 1.",
+    )
+    parser.add_argument("--runs", type=Path, default=None)
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
+    stem = "fig9" if args.load == 1.0 else f"fig9-load{args.load:g}"
+    args.runs = args.runs or HERE / "runs" / stem
     mc = spiderflow_testbed(0)
-    trace = philly(JOBS_N)
-    extra = {"trace": str(PHILLY.name), "load": 1.0, "jobs_limit": JOBS_N}
+    trace = philly(JOBS_N).with_load(args.load)
+    extra = {"trace": str(PHILLY.name), "load": args.load, "jobs_limit": JOBS_N}
     summary: dict[str, dict[int, dict]] = defaultdict(dict)
     wall: dict[str, list[float]] = defaultdict(list)
     for seed in seeds:
@@ -177,10 +189,10 @@ def main() -> None:
     axes[0].legend(loc="lower left", fontsize=8)
     fig.suptitle(f"Fig. 9 breakdown: first {JOBS_N} Philly jobs on the 8-server testbed")
     fig.tight_layout()
-    fig.savefig(RESULTS / "fig9.png", dpi=120, metadata={"Software": None})
+    fig.savefig(RESULTS / f"{stem}.png", dpi=120, metadata={"Software": None})
     plt.close(fig)
 
-    with open(RESULTS / "fig9.csv", "w", newline="", encoding="utf-8") as handle:
+    with open(RESULTS / f"{stem}.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(
             ["policy", "seed", "mean_queue_s", "mean_jct_s", "queue_norm", "jct_norm",
@@ -196,7 +208,7 @@ def main() -> None:
                      s["decision_s"]["mean"], s["decision_s"]["p99"], wall[policy][k]]
                 )  # fmt: skip
     dump(
-        "fig9.json",
+        f"{stem}.json",
         {
             "setting": "spiderflow_testbed(0), first 1000 Philly jobs, FIFO, model mix newworkload",
             "seeds": seeds,
@@ -208,11 +220,16 @@ def main() -> None:
             "environment": environment(),
         },
     )
+    load_text = (
+        ""
+        if args.load == 1.0
+        else f" with arrivals {1 / args.load:.3g}x sparser (--load {args.load:g})"
+    )
     text = f"""# SpiderFlow Fig. 9 (Philly) in the topoopt simulator
 
-    python benchmarks/crosscluster/fig9.py --seeds {args.seeds}
+    python benchmarks/crosscluster/fig9.py --seeds {args.seeds} --load {args.load:g}
 
-The first {JOBS_N} jobs of the Philly-derived trace, FIFO, on SpiderFlow's testbed (8
+The first {JOBS_N} jobs of the Philly-derived trace{load_text}, FIFO, on SpiderFlow's testbed (8
 single-server clusters of 2, 2, 2, 2, 2, 4, 1, 1 GPUs; links drawn in 1-15 Gb/s with seed 0),
 NewWorkload models drawn per job with the run's seed ({len(seeds)} seeds: {args.seeds}).
 Queueing time (QT) and JCT are the means over the 1,000 jobs, normalised to `opportunistic`
@@ -222,7 +239,7 @@ scheduling decision (cluster selection, then the plan). {total_wall:.0f} s of si
 
 {table}
 
-![Fig. 9](fig9.png)
+![Fig. 9]({stem}.png)
 
 **Where it comes from** (seed {seeds[0]}): mean slowdown (running time over the trace's
 duration) and mean clusters spanned per job size; GPU-time is the size's share of
@@ -230,7 +247,7 @@ duration) and mean clusters spanned per job size; GPU-time is the size's share o
 
 {size_table}
 """
-    (RESULTS / "fig9.md").write_text(text, encoding="utf-8")
+    (RESULTS / f"{stem}.md").write_text(text, encoding="utf-8")
     print(table)
 
 
