@@ -8,11 +8,14 @@ import inspect
 import types
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import click
 
 from topoopt.cli.output import json_or_text
+
+F = TypeVar("F", bound=Callable[..., Any])
+"""A click command function (what an option decorator returns)."""
 
 
 def csv_items(value: str) -> list[str]:
@@ -188,3 +191,26 @@ def shown_default(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return " " + ",".join(str(item) for item in value)
     return f" {value!r}"
+
+
+def trace_options(command: F) -> F:
+    """``--trace FILE``, ``--trace-format`` and ``--synthetic N``: the job stream of
+    ``topoopt simulate`` and ``topoopt simulate-cross``."""
+    options = (
+        click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None),
+        click.option(
+            "--trace-format",
+            default=None,
+            help="philly, alibaba, helios, jsonl, csv (default: guessed from the file).",
+        ),
+        click.option(
+            "--synthetic",
+            "synthetic_jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Instead of --trace: this many synthetic jobs (Poisson arrivals at --load).",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from topoopt.cli.options import ListOf
+from topoopt.cli.options import ListOf, trace_options
 
 
 @click.command()
@@ -32,19 +32,7 @@ from topoopt.cli.options import ListOf
     "switches of 32 nodes of 8 GPUs.",
 )
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None)
-@click.option(
-    "--trace-format",
-    default=None,
-    help="philly, alibaba, helios, jsonl, csv (default: guessed from the file).",
-)
-@click.option(
-    "--synthetic",
-    "synthetic_jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Instead of --trace: this many synthetic jobs (Poisson arrivals at --load).",
-)
+@trace_options
 @click.option(
     "--load",
     "loads",

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from topoopt.cli.options import ListOf
+from topoopt.cli.options import ListOf, trace_options
 
 
 @click.command("simulate-cross")
@@ -28,19 +28,7 @@ from topoopt.cli.options import ListOf
     show_default=True,
     help="opportunistic, spinsearch, spiderflow, dtfm (comma-separated: one run each).",
 )
-@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None)
-@click.option(
-    "--trace-format",
-    default=None,
-    help="philly, alibaba, helios, jsonl, csv (default: guessed from the file).",
-)
-@click.option(
-    "--synthetic",
-    "synthetic_jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Instead of --trace: this many synthetic jobs (Poisson arrivals at --load).",
-)
+@trace_options
 @click.option(
     "--load",
     type=click.FloatRange(min=0, min_open=True),

@@ -25,7 +25,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -687,7 +687,16 @@ class Simulation:
         return math.inf
 
 
-def records(simulation: Simulation) -> list[Record]:
+class Recording(Protocol):
+    """A simulation that reports each job's record to ``on_record`` (this module's
+    :class:`Simulation`, the cross-cluster one of :mod:`topoopt.sim.crosscluster`)."""
+
+    on_record: Callable[[Record], None] | None
+
+    def simulate(self) -> Any: ...
+
+
+def records(simulation: Recording) -> list[Record]:
     """Run ``simulation`` and return every job's record, in the order the jobs ended."""
     out: list[Record] = []
     previous = simulation.on_record

@@ -54,7 +54,7 @@ from topoopt.sim.crosscluster.planner import (
 )
 from topoopt.sim.crosscluster.policies import XPOLICIES, CrossPolicy
 from topoopt.sim.crosscluster.state import FreeGpus, Gpu
-from topoopt.sim.engine import SimulationError, Timeline
+from topoopt.sim.engine import SimulationError, Timeline, records
 from topoopt.sim.jobs import Job
 from topoopt.sim.traces import Rejected, Trace
 
@@ -379,21 +379,6 @@ class CrossSimulation:
             "partition_s": plan.partition_s,
             "depths_tried": list(plan.tried),
         }
-
-
-def records(simulation: CrossSimulation) -> list[Record]:
-    """Run ``simulation`` and return every job's record, in the order the jobs ended."""
-    out: list[Record] = []
-    previous = simulation.on_record
-
-    def keep(record: Record) -> None:
-        out.append(record)
-        if previous is not None:
-            previous(record)
-
-    simulation.on_record = keep
-    simulation.simulate()
-    return out
 
 
 __all__ = ["CrossSimulation", "CrossTimeline", "Running", "records"]
