@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -102,35 +103,44 @@ def decode_utf8(data: bytes, where: str) -> str:
         ) from None
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def _check_depth(data: bytes, where: str, extra: int = 0) -> None:
     """Refuse nesting deeper than ``json_depth`` (plus ``extra`` levels of an envelope) by a
     scan that skips strings."""
     cap = limits.value("json_depth") + extra
+    if data.count(b"[") + data.count(b"{") <= cap:
+        return  # too few brackets to nest deeper
+    stripped = _STRING.sub(b"", data)
+    quote = stripped.find(b'"')
+    if quote >= 0:  # a string left open runs to the end
+        stripped = stripped[:quote]
     depth = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in _OPEN:
+    for byte in stripped.translate(None, _NOT_BRACKET):
+        if byte in _OPEN:
             depth += 1
             if depth > cap:
                 raise _fail(where, limits.exceeded("json_depth", f"more than {cap} nested levels"))
-        elif byte in _CLOSE:
+        else:
             depth -= 1
 
 
-def _parse_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > limits.value("json_int_digits"):
-        raise ValueError(limits.exceeded("json_int_digits", f"an integer of {digits} digits"))
-    return int(text)
+def _int_parser(cap: int) -> Any:
+    """``parse_int`` of :func:`json.loads`: integers of at most ``cap`` digits (the limit is
+    read once per document, not once per integer)."""
+
+    def parse_int(text: str) -> int:
+        if len(text) > cap:
+            digits = len(text.lstrip("-"))
+            if digits > cap:
+                raise ValueError(
+                    limits.exceeded("json_int_digits", f"an integer of {digits} digits")
+                )
+        return int(text)
+
+    return parse_int
 
 
 def _parse_float(text: str) -> float:
@@ -176,7 +186,7 @@ def parse_json(
     try:
         value = json.loads(
             text,
-            parse_int=_parse_int,
+            parse_int=_int_parser(limits.value("json_int_digits")),
             parse_float=_parse_float,
             parse_constant=_parse_constant,
             object_pairs_hook=_object,

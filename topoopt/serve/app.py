@@ -35,7 +35,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from topoopt.bench.pool import DEFAULT_MAX_RUNS
 from topoopt.bench.task import HARD_TIMEOUT_FACTOR
 from topoopt.serve import api
 from topoopt.serve.metrics import CONTENT_TYPE, Counter, Gauge, Histogram, Registry
@@ -49,6 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["ApiError", "Frontdoor", "ServeConfig", "Service", "create_app"]
 
 JSON = "application/json"
+SERVE_MAX_RUNS = 10_000
+"""Requests after which a worker is replaced (a slow leak's bound; the benchmarks' 500 would
+restart a busy service's workers every second, at about 0.5 s of CPU each)."""
 THREAD_PARSE_BYTES = 1 << 20
 """Request bodies larger than this are parsed in a thread, so the event loop keeps answering
 (``/healthz``) meanwhile."""
@@ -90,7 +92,7 @@ class ServeConfig:
     max_time_limit: float = 60.0
     grace: float = 5.0
     memory_limit_mb: float | None = None
-    max_runs: int = DEFAULT_MAX_RUNS
+    max_runs: int = SERVE_MAX_RUNS
     plugins: tuple[str, ...] = ()
     allow_paths: tuple[str, ...] = ()
 
