@@ -293,6 +293,7 @@ def _keyword(
 
 
 _FAST: dict[int, tuple[Mapping[str, Any], Check | None]] = {}
+_FAST_ENTRIES = 256
 
 
 def fast_check(schema: Mapping[str, Any]) -> Check | None:
@@ -305,6 +306,8 @@ def fast_check(schema: Mapping[str, Any]) -> Check | None:
         check: Check | None = _compile(schema, schema, {})
     except (_Unsupported, KeyError, TypeError, ValueError):
         check = None
+    if len(_FAST) >= _FAST_ENTRIES:  # schemas made per call would pile up: start over
+        _FAST.clear()
     _FAST[id(schema)] = (schema, check)
     return check
 
