@@ -120,6 +120,15 @@ def _bad(message: object) -> ApiError:
     return ApiError(400, "bad_input", message_line(str(message)))
 
 
+def _shutting_down() -> ApiError:
+    return ApiError(
+        503,
+        "shutting_down",
+        "the server is shutting down; send the request again (to another replica)",
+        {"Retry-After": "1"},
+    )
+
+
 def error_body(status: int, kind: str, message: str) -> bytes:
     """The JSON body of an error answer."""
     return json.dumps({"status": status, "error": kind, "message": message}).encode()
@@ -273,6 +282,11 @@ class Service:
         from topoopt.core.schema import validate
         from topoopt.serve.work import refusal
 
+        if self.pool.draining:  # refuse before reading (and holding) the body
+            raise _shutting_down()
+        if self.pool.full:
+            retry = self.pool.retry_after()
+            raise ApiError(503, "overloaded", str(QueueFull(retry)), {"Retry-After": str(retry)})
         body = await self._body(request)
         try:
             if len(body) > THREAD_PARSE_BYTES:
@@ -300,12 +314,7 @@ class Service:
                 503, "overloaded", str(exc), {"Retry-After": str(exc.retry_after)}
             ) from None
         except ShuttingDown:
-            raise ApiError(
-                503,
-                "shutting_down",
-                "the server is shutting down; send the request again (to another replica)",
-                {"Retry-After": "1"},
-            ) from None
+            raise _shutting_down() from None
         if outcome.kind == "timeout":
             raise ApiError(504, "timeout", outcome.message)
         if outcome.kind == "error":

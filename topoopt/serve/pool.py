@@ -308,6 +308,12 @@ class ServicePool:
         return len(self._starting)
 
     @property
+    def full(self) -> bool:
+        """Whether a call now would be refused (:class:`QueueFull`): no idle worker and the
+        queue full. The service asks before it reads a request's body."""
+        return not (self._idle and not self.queued) and self.queued >= self.queue_size
+
+    @property
     def ready(self) -> bool:
         """Whether the pool takes calls: not draining, and some worker is up."""
         return not self.draining and (self.idle + self.busy) > 0
