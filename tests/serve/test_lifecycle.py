@@ -61,7 +61,7 @@ def test_full_queue_is_503_with_retry_after() -> None:
     server = start_server("serve", "--port", "0", "--workers", "1", "--queue", "1")
     try:
         codes: list[int] = []
-        body = slow(server.url, 1.0)
+        body = slow(server.url, 1.5)
         threads = [
             threading.Thread(
                 target=lambda: codes.append(
@@ -72,7 +72,12 @@ def test_full_queue_is_503_with_retry_after() -> None:
         ]
         for thread in threads:
             thread.start()
-            time.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # one solving, one queued
+            workers = httpx.get(f"{server.url}/healthz").json()["workers"]
+            if workers["busy"] == 1 and workers["queued"] == 1:
+                break
+            time.sleep(0.05)
         response = httpx.post(f"{server.url}/v1/solve", json=body, timeout=30)
         assert response.status_code == 503
         assert response.json()["error"] == "overloaded"
@@ -104,7 +109,12 @@ def test_graceful_shutdown_answers_every_request() -> None:
     threads = [threading.Thread(target=send) for _ in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(0.7)  # one is being solved, three are queued
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # one is being solved, three are queued
+        workers = httpx.get(f"{server.url}/healthz").json()["workers"]
+        if workers["busy"] == 1 and workers["queued"] == 3:
+            break
+        time.sleep(0.05)
     status = server.stop()
     for thread in threads:
         thread.join()
