@@ -290,10 +290,29 @@ class Server:
     lines: list[str] = field(default_factory=list)
 
     def children(self) -> list[psutil.Process]:
+        """The server's live descendants: the fork server and the workers."""
         try:
-            return [c for c in psutil.Process(self.proc.pid).children() if c.status() != "zombie"]
+            children = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.Error:
             return []
+        out = []
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                if child.status() != psutil.STATUS_ZOMBIE:
+                    out.append(child)
+        return out
+
+    def workers(self) -> list[int]:
+        """Process ids of the workers (the descendants but the fork server)."""
+        out = []
+        for child in self.children():  # forked workers share the fork server's command line
+            with contextlib.suppress(psutil.Error):
+                is_zygote = child.ppid() == self.proc.pid and "serve.zygote" in " ".join(
+                    child.cmdline()
+                )
+                if not is_zygote:
+                    out.append(child.pid)
+        return sorted(out)
 
     def memory_mb(self) -> tuple[float, float]:
         """Resident memory of the server process and of its workers together (MiB)."""
@@ -494,7 +513,7 @@ def scenario_mixed(args: argparse.Namespace) -> dict[str, Any]:
     url = server.url
     health: list[tuple[float, int | str, float]] = []
     memory: list[tuple[float, float, float, int]] = []
-    workers_before = sorted(c.pid for c in server.children())
+    workers_before = server.workers()
     stop_health = threading.Event()
 
     def poll_health() -> None:
@@ -516,7 +535,7 @@ def scenario_mixed(args: argparse.Namespace) -> dict[str, Any]:
                             round(t0 - started, 1),
                             round(own, 1),
                             round(workers, 1),
-                            len(server.children()),
+                            len(server.workers()),
                         )
                     )
                 time.sleep(0.1)
@@ -539,7 +558,7 @@ def scenario_mixed(args: argparse.Namespace) -> dict[str, Any]:
         )
         time.sleep(1.5)  # the last replacements start
         metrics = scrape(url)
-        workers_after = sorted(c.pid for c in server.children())
+        workers_after = server.workers()
         stop_health.set()  # the health checks cover the load, not the shutdown below
         poller.join(5)
         # graceful shutdown with requests in flight: solves that take 0.5 s each
@@ -625,7 +644,7 @@ async def shutdown_under_load(server: Server, args: argparse.Namespace) -> dict[
         finally:
             await connection.close()
 
-    pids = [c.pid for c in server.children()]
+    pids = [c.pid for c in server.children()]  # the fork server too
     tasks = [asyncio.create_task(one(kind)) for kind in kinds]
     await asyncio.sleep(0.5)  # the hangs hold every worker, the solves wait in the queue
     loop = asyncio.get_running_loop()

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,15 +61,36 @@ class Server:
             raise
 
     def workers(self) -> set[int]:
-        """Process ids of the server's child processes (its workers)."""
+        """Process ids of the server's workers (its descendants but the fork server)."""
+        everyone = self.descendants()
+        zygotes = {
+            p.pid for p in everyone if p.ppid() == self.proc.pid and "serve.zygote" in _cmdline(p)
+        }
+        return {p.pid for p in everyone} - zygotes
+
+    def descendants(self) -> list[Any]:
+        """The server's live descendant processes (the fork server and the workers)."""
         import psutil
 
         try:
-            return {
-                c.pid for c in psutil.Process(self.proc.pid).children() if c.status() != "zombie"
-            }
+            children = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.Error:
-            return set()
+            return []
+        out = []
+        for child in children:
+            try:
+                if child.status() != psutil.STATUS_ZOMBIE:
+                    out.append(child)
+            except psutil.Error:
+                continue
+        return out
+
+
+def _cmdline(process: Any) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except Exception:
+        return ""
 
 
 def start_server(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Server:

@@ -92,7 +92,7 @@ def test_full_queue_is_503_with_retry_after() -> None:
 
 def test_graceful_shutdown_answers_every_request() -> None:
     server = start_server("serve", "--port", "0", "--workers", "1", "--queue", "8")
-    pids = server.workers()
+    pids = {p.pid for p in server.descendants()}  # the workers and the fork server
     answers: list[int | str] = []
     lock = threading.Lock()
 
@@ -150,3 +150,60 @@ def test_bad_token_file_is_exit_2(tmp_path: Path) -> None:
         )
         assert out.returncode == 2, out.stderr
         assert out.stderr.startswith("error: --token-file: ")
+
+
+def _zygote(server: Any) -> Any:
+    (zygote,) = [
+        p
+        for p in server.descendants()
+        if p.ppid() == server.proc.pid and "serve.zygote" in " ".join(p.cmdline())
+    ]
+    return zygote
+
+
+def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
+    import psutil
+
+    server = start_server("serve", "--port", "0", "--workers", "2", "--grace", "0.2")
+    try:
+        zygote = _zygote(server)
+        workers = server.workers()
+        assert len(workers) == 2
+        assert {psutil.Process(pid).ppid() for pid in workers} == {zygote.pid}
+        zygote.kill()
+        url = f"{server.url}/v1/solve"
+        # the workers it forked end with it (they watch their parent); the pool starts
+        # processes of its own meanwhile and a new fork server in the background
+        deadline = time.monotonic() + 60
+        codes = []
+        while time.monotonic() < deadline:
+            codes.append(
+                httpx.post(
+                    url, json={"instance": PLACEMENT, "solver": "best-fit"}, timeout=30
+                ).status_code
+            )
+            if codes[-1] == 200 and len(server.workers()) == 2:
+                try:
+                    if _zygote(server).pid != zygote.pid:
+                        break
+                except ValueError:
+                    pass
+            time.sleep(0.2)
+        assert set(codes) == {200}  # no request met a dead worker
+        assert _zygote(server).pid != zygote.pid
+        metrics = httpx.get(f"{server.url}/metrics").text
+        assert 'topoopt_worker_restarts_total{reason="zygote"}' in metrics
+        # a hang's replacement comes from the new fork server
+        hang = httpx.post(
+            url,
+            json={"instance": PLACEMENT, "solver": "placement/test-sleep", "time_limit": 0.2},
+            timeout=30,
+        )
+        assert hang.status_code == 504
+        deadline = time.monotonic() + 30
+        while len(server.workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        new = _zygote(server)
+        assert any(psutil.Process(pid).ppid() == new.pid for pid in server.workers())
+    finally:
+        server.stop()

@@ -39,6 +39,7 @@ import math
 import os
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,7 @@ import psutil
 
 from topoopt.bench.pool import DEFAULT_MAX_RUNS, GROWTH_LIMIT_MB, PoolKey, WorkerProcess
 from topoopt.bench.supervisor import _tree_rss_mb
+from topoopt.serve.zygote import ForkedProcess, Zygote
 
 __all__ = ["Outcome", "QueueFull", "ServicePool", "ShuttingDown"]
 
@@ -101,13 +103,35 @@ class Outcome:
 class _Worker(WorkerProcess):
     """One worker process, driven from the event loop (non-blocking pipes)."""
 
-    def __init__(self, key: PoolKey, plugins: list[str]) -> None:
-        self._spawn(key, {"solver": "", "backend": None, "plugins": plugins})
+    def __init__(
+        self, key: PoolKey, plugins: list[str], forked: tuple[Zygote, tuple[int, ...]] | None = None
+    ) -> None:
+        if forked is None:
+            self._spawn(key, {"solver": "", "backend": None, "plugins": plugins})
+        else:
+            self._adopt(key, *forked)
         os.set_blocking(self._requests, False)
         os.set_blocking(self._responses, False)
         self._waiting: asyncio.Future[dict[str, Any] | None] | None = None
         self._reading = False
+        self.on_death: Callable[[_Worker], None] | None = None
+        """Called when the worker's pipe closes while no call waits (it died idle)."""
         self.started_s = time.perf_counter()
+
+    def _adopt(self, key: PoolKey, zygote: Zygote, fds: tuple[int, ...]) -> None:
+        """Take over a worker the zygote forked: ``fds`` is ``(pid, request pipe, response
+        pipe, output file)``."""
+        pid, self._requests, self._responses, log = fds
+        self.key = key
+        self.runs = 0
+        self.ready = False
+        self.clean = True
+        self.baseline_mb = None
+        self._buffer = b""
+        self._released = False
+        self._log = os.fdopen(log, "rb+")
+        self.proc = ForkedProcess(pid, zygote)  # type: ignore[assignment]
+        self.process = psutil.Process(pid)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start reading the worker's answers on ``loop``."""
@@ -127,6 +151,8 @@ class _Worker(WorkerProcess):
             waiting.set_result(message)
         elif message is not None:
             self.clean = False  # something the pool did not ask for: retire this worker
+        elif self.on_death is not None:
+            self.on_death(self)  # it died between two calls
 
     def _readable(self) -> None:
         try:
@@ -280,6 +306,8 @@ class ServicePool:
         self._mean_s = 0.05
         self.draining = False
         self.closed = False
+        self.zygote: Zygote | None = None
+        self._zygote_task: asyncio.Task[None] | None = None
         self.restarts: Counter[str] = Counter()
         """Workers replaced, by reason."""
         self.started = 0
@@ -333,6 +361,7 @@ class ServicePool:
             When a worker cannot start (a plugin that fails to import there, ...), with
             the last lines it printed.
         """
+        await self._start_zygote()
         results = await asyncio.gather(
             *(self._new_worker() for _ in range(self.size)), return_exceptions=True
         )
@@ -344,9 +373,46 @@ class ServicePool:
             await self.close()
             raise RuntimeError(f"a worker process failed to start: {failed[0]}")
 
+    async def _start_zygote(self) -> None:
+        """Start the fork server; without it, workers start as fresh processes."""
+        zygote = Zygote({"solver": "", "backend": None, "plugins": self.plugins})
+        try:
+            await zygote.start()
+        except (RuntimeError, OSError) as exc:
+            log.warning("topoopt serve: no fork server, workers start as processes: %s", exc)
+            return
+        self.zygote = zygote
+
+    def _zygote_lost(self) -> None:
+        """The fork server died: start another in the background (once at a time)."""
+        self.restarts["zygote"] += 1
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+        if self._zygote_task is None and not self.closed and not self.draining:
+            task = asyncio.get_running_loop().create_task(self._start_zygote())
+            self._zygote_task = task
+
+            def done(_: asyncio.Task[None]) -> None:
+                self._zygote_task = None
+
+            task.add_done_callback(done)
+
     async def _new_worker(self) -> _Worker:
         loop = asyncio.get_running_loop()
-        worker = await loop.run_in_executor(None, _Worker, self._key, self.plugins)
+        worker: _Worker | None = None
+        zygote = self.zygote
+        if zygote is not None and zygote.alive:
+            try:
+                fds = await zygote.fork()
+                worker = _Worker(self._key, self.plugins, (zygote, fds))
+            except (ConnectionError, OSError, psutil.Error) as exc:
+                log.warning("topoopt serve: the fork server failed (%s); starting a process", exc)
+                self._zygote_lost()
+        elif zygote is not None:
+            self._zygote_lost()
+        if worker is None:
+            worker = await loop.run_in_executor(None, _Worker, self._key, self.plugins)
         self.started += 1
         worker.attach(loop)
         try:
@@ -364,7 +430,15 @@ class ServicePool:
             raise
         worker.clean = True
         worker.runs = 0
+        worker.on_death = self._died_idle
         return worker
+
+    def _died_idle(self, worker: _Worker) -> None:
+        """A worker died while idle (its fork server ended, the OOM killer): replace it
+        before a request meets it."""
+        if worker in self._idle:
+            self._idle.remove(worker)
+            self._replace(worker, "crashed")
 
     @staticmethod
     def _start_failure(worker: _Worker, killed: str | None, what: str) -> str:
@@ -467,7 +541,8 @@ class ServicePool:
         self._mean_s = 0.9 * self._mean_s + 0.1 * wall_s
         if message is None:
             reason = killed or "crashed"
-            text = self._failure_text(worker, reason, hard_timeout, wall_s)
+            code = None if killed else await self._exit_status(worker)
+            text = self._failure_text(reason, hard_timeout, wall_s, code)
             self._replace(worker, reason)
             return Outcome(reason, None, text, wall_s)
         worker.runs += 1
@@ -483,7 +558,18 @@ class ServicePool:
             self._replace(worker, retire)
         return Outcome("answer", message["result"], "", wall_s)
 
-    def _failure_text(self, worker: _Worker, reason: str, hard_timeout: float, wall: float) -> str:
+    @staticmethod
+    async def _exit_status(worker: _Worker, timeout: float = 1.0) -> int | None:
+        """The exit status of a worker that closed its pipe (``None`` if unknown in time)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            code = worker.proc.poll()
+            if code is not None:
+                return code
+            await asyncio.sleep(0.01)
+        return None
+
+    def _failure_text(self, reason: str, hard_timeout: float, wall: float, code: int | None) -> str:
         if reason == "timeout":
             return f"no answer within the hard deadline of {hard_timeout:g} s; worker replaced"
         if reason == "memory":
@@ -491,10 +577,6 @@ class ServicePool:
                 f"the worker exceeded the memory limit of {self.memory_limit_mb:g} MiB; "
                 "worker replaced"
             )
-        code = worker.proc.poll()
-        if code is None:
-            with contextlib.suppress(Exception):
-                code = worker.proc.wait(1.0)
         how = (
             ""
             if code is None
@@ -532,6 +614,8 @@ class ServicePool:
         self.closed = True
         for task in list(self._starting):
             task.cancel()
+        if self._zygote_task is not None:
+            self._zygote_task.cancel()
         workers = [*self._idle, *self._busy]
         self._idle.clear()
         loop = asyncio.get_running_loop()
@@ -539,3 +623,5 @@ class ServicePool:
             worker.detach()
             worker._resolve(None)  # a call still running ends as "crashed"
         await asyncio.gather(*(loop.run_in_executor(None, w.close) for w in workers))
+        if self.zygote is not None:
+            await loop.run_in_executor(None, self.zygote.close)
