@@ -12,6 +12,9 @@ files in turn:
 
 The links in every page are rewritten to the published copies. A link to a file that does
 not exist is left alone, so ``mkdocs build --strict`` still reports it.
+
+It also renders the HTTP service's OpenAPI document (``topoopt.serve.openapi``) as the page
+``service-api.md`` and publishes the document as ``openapi.json``.
 """
 
 from __future__ import annotations
@@ -61,8 +64,27 @@ def _code_page(repo_path: str, text: str) -> str:
     return f"# `{repo_path}`\n\n```{language}\n{text.rstrip()}\n```\n"
 
 
+API_PAGE = "service-api.md"
+"""The page rendering the HTTP service's OpenAPI document (generated, not in ``docs/``)."""
+
+
+def _api_files(files: Files, config: Any) -> None:
+    """Add the HTTP API reference: ``service-api.md`` rendered from the OpenAPI document the
+    service generates from its code, and the document itself as ``openapi.json``."""
+    import json
+
+    from topoopt.serve.openapi import openapi_document, render_markdown
+
+    document = openapi_document()
+    files.append(File.generated(config, API_PAGE, content=render_markdown(document)))
+    files.append(
+        File.generated(config, "openapi.json", content=json.dumps(document, indent=2) + "\n")
+    )
+
+
 def on_files(files: Files, config: Any) -> Files:
-    """Add every repository file reachable by relative links from the documentation."""
+    """Add every repository file reachable by relative links from the documentation, and the
+    HTTP API reference."""
     root = _root(config)
     docs = Path(config["docs_dir"]).resolve().relative_to(root).as_posix() + "/"
     _published.clear()
@@ -87,6 +109,7 @@ def on_files(files: Files, config: Any) -> Files:
             else:
                 content = _code_page(target, path.read_text(encoding="utf-8"))
                 files.append(File.generated(config, uri, content=content))
+    _api_files(files, config)
     return files
 
 

@@ -33,6 +33,18 @@ def test_importing_the_cli_imports_no_pyomo_and_no_family() -> None:
     assert "networkx" not in loaded and "numpy" not in loaded
 
 
+def test_solving_imports_no_web_stack() -> None:
+    """``topoopt solve`` (the command and the API) never imports the HTTP service's stack."""
+    loaded = _modules_after(
+        f"""
+        import topoopt, topoopt.cli, topoopt.cli.solve, topoopt.client
+        topoopt.solve({str(PARTITION)!r}, "partition/greedy-lowcut")
+        """
+    )
+    web = {"starlette", "uvicorn", "httpx", "anyio", "h11", "topoopt.serve"}
+    assert not web & loaded
+
+
 def test_loading_an_instance_imports_its_family_alone() -> None:
     loaded = _modules_after(
         f"""
@@ -53,5 +65,5 @@ def test_the_lazy_commands_are_listed() -> None:
 
     out = CliRunner().invoke(main, ["--help"])
     assert out.exit_code == 0, out.output
-    for command in ("bench", "instances", "report", "solve", "solvers"):
+    for command in ("bench", "instances", "report", "serve", "solve", "solvers"):
         assert command in out.output

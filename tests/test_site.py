@@ -4,6 +4,7 @@ and every docstring the API reference renders parses as numpydoc."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,5 +26,8 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr[-4000:]
     assert (tmp_path / "index.html").is_file()
     assert (tmp_path / "reference" / "placement" / "index.html").is_file()
+    api = tmp_path / "service-api" / "index.html"  # the OpenAPI document, rendered
+    assert api.is_file() and "/v1/solve" in api.read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "openapi.json").read_text())["paths"]["/v1/solve"]
     report = tmp_path / "repo" / "benchmarks" / "placement" / "report" / "report" / "index.html"
     assert report.is_file()  # a committed report, published by docs_hooks.py

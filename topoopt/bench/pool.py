@@ -101,7 +101,15 @@ class WorkerProcess:
     """
 
     def __init__(self, task: Task) -> None:
-        self.key = pool_key(task)
+        preload = {"solver": task.solver, "backend": task.backend, "plugins": list(task.plugins)}
+        self._spawn(pool_key(task), preload)
+
+    def _spawn(self, key: PoolKey, preload: dict[str, Any]) -> None:
+        """Start the worker process (``python -m topoopt.bench.worker --serve``), which
+        imports what ``preload`` names before it says it is ready; a subclass that drives
+        the worker differently (the HTTP service's :mod:`topoopt.serve.pool`) starts it here
+        too."""
+        self.key = key
         self.runs = 0
         self.ready = False
         self.clean = True
@@ -117,7 +125,6 @@ class WorkerProcess:
         fcntl.fcntl(self._log.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
         requests_r, self._requests = os.pipe()
         self._responses, responses_w = os.pipe()
-        preload = {"solver": task.solver, "backend": task.backend, "plugins": list(task.plugins)}
         try:
             self.proc = subprocess.Popen(
                 [

@@ -10,6 +10,7 @@ module                                 commands
 :mod:`topoopt.cli.xsim`                ``simulate-cross``
 :mod:`topoopt.cli.learn`               ``learn bandwidth|suggest|jct``
 :mod:`topoopt.cli.plan`                ``plan``
+:mod:`topoopt.cli.serve`               ``serve`` (the HTTP service, :mod:`topoopt.serve`)
 :mod:`topoopt.cli.output`              what they share: exit statuses, one-line errors,
                                        safe table text, the root command's options
 =====================================  =============================================
@@ -93,6 +94,7 @@ class TopooptGroup(click.Group):
         "simulate-cross": "topoopt.cli.xsim:simulate_cross",
         "learn": "topoopt.cli.learn:learn",
         "plan": "topoopt.cli.plan:plan",
+        "serve": "topoopt.cli.serve:serve",
     }
     """The commands, each imported when first used (``"module:attribute"``), so that
     ``topoopt solve`` never imports the benchmark stack. A new command group is a module of

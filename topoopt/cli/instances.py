@@ -227,10 +227,22 @@ def import_instance() -> None:
 def schema(family: str) -> None:
     """Print the JSON Schema (draft 2020-12) of FAMILY's instance file, the one topoopt.load
     enforces (see docs/input.md)."""
+    click.echo(schema_json(family))
+
+
+def schema_json(family: str) -> str:
+    """What ``topoopt instances schema FAMILY`` prints (and ``GET /v1/schemas/FAMILY``
+    answers): the JSON Schema of the family's instance file.
+
+    Raises
+    ------
+    TopooptError
+        For an unknown family, or one that publishes no schema.
+    """
     published = get_family(family).schema
     if published is None:
         raise TopooptError(f"family {family!r} publishes no JSON Schema")
-    click.echo(json.dumps(published, indent=2))
+    return json.dumps(published, indent=2)
 
 
 @instances.command("check")

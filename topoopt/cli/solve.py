@@ -33,6 +33,12 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 
+def result_json(result: topoopt.Result) -> str:
+    """What ``topoopt solve --json`` prints: ``Result.to_dict()`` as one line of ASCII JSON
+    (the body of the HTTP service's ``POST /v1/solve`` too, :mod:`topoopt.serve`)."""
+    return json.dumps(result.to_dict())
+
+
 def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     """``("unit=dp", "k=3")`` -> ``{"unit": "dp", "k": 3}`` (values parsed as JSON if they can be).
 
@@ -120,7 +126,7 @@ def solve(
         **parse_options(options),
     )
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        click.echo(result_json(result))
     else:
         _print_result(instance, result, verbose=verbose)
     if hostfile is not None and result.is_ok:
@@ -206,7 +212,7 @@ def solvers(target: str | None, as_json: bool) -> None:
     from rich.console import Console
 
     if as_json:
-        click.echo(json.dumps([info.__dict__ for info in infos], default=str))
+        click.echo(solvers_json(infos))
         return
     console = Console()
     if console.width >= WIDE_TABLE:
@@ -214,6 +220,12 @@ def solvers(target: str | None, as_json: bool) -> None:
     else:
         for info in infos:
             _print_solver_block(console, info)
+
+
+def solvers_json(infos: list[topoopt.SolverInfo]) -> str:
+    """What ``topoopt solvers --json`` prints (and ``GET /v1/solvers`` answers): one JSON
+    array of the solvers' capabilities."""
+    return json.dumps([info.__dict__ for info in infos], default=str)
 
 
 def _solver_target(target: str) -> list[str]:

@@ -18,6 +18,7 @@ hosts of a gpuselect pool, and check them in their instance constructors.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -128,6 +129,26 @@ def exceeded(name: str, what: str) -> str:
         f"{what} exceed the limit {name}={value(name)} (raise it with "
         f"topoopt.set_limits({name}=...) or {_env(name)})"
     )
+
+
+_BROKEN = re.compile(r" exceed the limit ([a-z0-9_]+)=")
+
+
+def broken_limit(message: object) -> str | None:
+    """The name of the limit an error message says was broken (see :func:`exceeded`), or
+    ``None``. Errors are re-raised with longer JSON paths on their way out, so the message,
+    written by :func:`exceeded` alone, is what tells a broken limit from another rule (the
+    HTTP service answers ``413`` for it, ``docs/service.md``).
+
+    Examples
+    --------
+    >>> broken_limit("minipods: 9 free nodes exceed the limit placement_free_nodes=8 (...)")
+    'placement_free_nodes'
+    >>> broken_limit("alpha: must lie in [0, 1], got 3") is None
+    True
+    """
+    match = _BROKEN.search(str(message))
+    return None if match is None else match.group(1)
 
 
 def check(name: str, amount: int, field: str, what: str) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -102,34 +103,44 @@ def decode_utf8(data: bytes, where: str) -> str:
         ) from None
 
 
-def _check_depth(data: bytes, where: str) -> None:
-    """Refuse nesting deeper than ``json_depth`` by a scan that skips strings."""
-    cap = limits.value("json_depth")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _check_depth(data: bytes, where: str, extra: int = 0) -> None:
+    """Refuse nesting deeper than ``json_depth`` (plus ``extra`` levels of an envelope) by a
+    scan that skips strings."""
+    cap = limits.value("json_depth") + extra
+    if data.count(b"[") + data.count(b"{") <= cap:
+        return  # too few brackets to nest deeper
+    stripped = _STRING.sub(b"", data)
+    quote = stripped.find(b'"')
+    if quote >= 0:  # a string left open runs to the end
+        stripped = stripped[:quote]
     depth = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in _OPEN:
+    for byte in stripped.translate(None, _NOT_BRACKET):
+        if byte in _OPEN:
             depth += 1
             if depth > cap:
                 raise _fail(where, limits.exceeded("json_depth", f"more than {cap} nested levels"))
-        elif byte in _CLOSE:
+        else:
             depth -= 1
 
 
-def _parse_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > limits.value("json_int_digits"):
-        raise ValueError(limits.exceeded("json_int_digits", f"an integer of {digits} digits"))
-    return int(text)
+def _int_parser(cap: int) -> Any:
+    """``parse_int`` of :func:`json.loads`: integers of at most ``cap`` digits (the limit is
+    read once per document, not once per integer)."""
+
+    def parse_int(text: str) -> int:
+        if len(text) > cap:
+            digits = len(text.lstrip("-"))
+            if digits > cap:
+                raise ValueError(
+                    limits.exceeded("json_int_digits", f"an integer of {digits} digits")
+                )
+        return int(text)
+
+    return parse_int
 
 
 def _parse_float(text: str) -> float:
@@ -152,20 +163,30 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_json(data: bytes | str, where: str = "<json>") -> Any:
+def parse_json(
+    data: bytes | str, where: str = "<json>", *, envelope: int = 0, check: bool = True
+) -> Any:
     """Parse untrusted JSON under the rules of the module docstring.
+
+    ``envelope`` levels of nesting are allowed beyond ``json_depth`` and ``check=False``
+    leaves out :func:`check_json` (sizes of strings and arrays), for a document that wraps
+    others which are checked on their own, with JSON paths of their own: the HTTP service's
+    request ``{"instance": {...}, ...}`` (:mod:`topoopt.serve`).
 
     Raises
     ------
     InvalidInstanceError
         With ``where`` as the field and the broken rule (invalid JSON with its position).
     """
-    text = decode_utf8(data, where) if isinstance(data, bytes) else data
-    _check_depth(text.encode("utf-8", "surrogatepass"), where)
+    if isinstance(data, bytes):
+        raw, text = data, decode_utf8(data, where)
+    else:
+        raw, text = data.encode("utf-8", "surrogatepass"), data
+    _check_depth(raw, where, envelope)
     try:
         value = json.loads(
             text,
-            parse_int=_parse_int,
+            parse_int=_int_parser(limits.value("json_int_digits")),
             parse_float=_parse_float,
             parse_constant=_parse_constant,
             object_pairs_hook=_object,
@@ -178,7 +199,8 @@ def parse_json(data: bytes | str, where: str = "<json>") -> Any:
         ) from None
     except (ValueError, RecursionError) as exc:
         raise _fail(where, f"not valid JSON ({exc})") from None
-    check_json(value, where)
+    if check:
+        check_json(value, where)
     return value
 
 
@@ -254,10 +276,15 @@ class FileAccess:
     allow
         ``False`` (default): only files inside ``base_dir``; ``True``: any file; or folders
         whose files may be read besides ``base_dir``'s.
+    network
+        The instance came over the network (the HTTP service): it has no folder of its own,
+        so a path must be absolute and inside a folder of ``allow`` (``base_dir`` is not
+        used); data names are read as always. See :meth:`remote`.
     """
 
     base_dir: Path | None = None
     allow: bool | tuple[Path, ...] = False
+    network: bool = False
     _resolved_allow: tuple[Path, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -274,6 +301,12 @@ class FileAccess:
         if isinstance(allow, bool):
             return cls(base_dir, allow)
         return cls(base_dir, tuple(Path(p) for p in allow))
+
+    @classmethod
+    def remote(cls, allow: Iterable[str | os.PathLike[str]] = ()) -> FileAccess:
+        """The access of an instance sent over the network: no file but data names and
+        absolute paths inside the folders ``allow`` (the operator's ``--allow-path``)."""
+        return cls(None, tuple(Path(p) for p in allow), network=True)
 
     def resolve(self, reference: Any, field: str) -> Path:
         """The file ``reference`` names, if this access allows it.
@@ -293,6 +326,8 @@ class FileAccess:
             raise _fail(field, "a file name cannot contain a NUL byte")
         if datapath.is_data_name(reference):
             return datapath.resolve(reference, field)
+        if self.network:
+            return self._resolve_remote(reference, field)
         base = (self.base_dir or Path.cwd()).resolve()
         target = (base / reference).resolve()
         if self.allow is True or target.is_relative_to(base):
@@ -303,6 +338,19 @@ class FileAccess:
             field,
             f"{reference!r} is outside the instance's folder {str(base)!r}; allow it with "
             "topoopt.load(..., allow_paths=[folder]) or the CLI option --allow-path FOLDER",
+        )
+
+    def _resolve_remote(self, reference: str, field: str) -> Path:
+        target = Path(reference)
+        if target.is_absolute():
+            target = target.resolve()
+            if any(target.is_relative_to(root) for root in self._resolved_allow):
+                return target
+        raise _fail(
+            field,
+            f"{reference!r}: an instance sent over the network may not name files; give the "
+            "data inline, as a data name (data:...), or as an absolute path inside a folder "
+            "the server allows (topoopt serve --allow-path FOLDER)",
         )
 
     def read_text(self, reference: Any, field: str) -> tuple[Path, str]:
