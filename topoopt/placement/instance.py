@@ -245,6 +245,139 @@ def _check_paths(pods: tuple[Minipod, ...]) -> None:
                 )
 
 
+OBJECTIVE_MODES = ("top", "lex", "weighted")
+"""How the scores of the levels combine (:class:`LevelObjective`)."""
+
+
+@dataclass(frozen=True)
+class LevelObjective:
+    """How the scores of the levels of the tree combine into the objective.
+
+    Level ``l`` (0 = the minipods, then the switches of the leaves' paths, the leaves last)
+    has the score ``S_l = alpha * D(DP spread at l) + beta * D(PP spread at l)``, Arnold
+    eq. 2 over the switches of that level (``docs/levels.md``).
+
+    Parameters
+    ----------
+    mode
+        ``"top"`` (default): Arnold's objective, ``S_0`` alone (the levels below are
+        reported, not optimised). ``"lex"``: lexicographic from the top, ``S_0`` first, then
+        ``S_1`` among the placements with the least ``S_0``, and so on; the objective value
+        is ``S_0`` (the leading term) and the metrics carry every level's score.
+        ``"weighted"``: ``sum_l weights[l] * S_l``.
+    weights
+        For ``"weighted"``: one non-negative weight per level, top first, at least one
+        positive (the instance checks that there is one per level); empty otherwise.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming ``levels`` or ``weights[i]`` (inside an instance ``objective.levels``, ...).
+
+    Examples
+    --------
+    >>> LevelObjective("weighted", [4, 2, 1.0])
+    LevelObjective(mode='weighted', weights=(4.0, 2.0, 1.0))
+    >>> LevelObjective("lex").to_dict()
+    {'levels': 'lex'}
+    """
+
+    mode: str = "top"
+    weights: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in OBJECTIVE_MODES:
+            raise InvalidInstanceError(
+                "levels", f"must be one of {', '.join(OBJECTIVE_MODES)}, got {self.mode!r}"
+            )
+        weights = v.as_tuple(self.weights, "weights")
+        parsed = tuple(v.as_float(w, f"weights[{i}]", minimum=0.0) for i, w in enumerate(weights))
+        if self.mode == "weighted":
+            if not parsed:
+                raise InvalidInstanceError("weights", "must list one weight per level")
+            if not any(parsed):
+                raise InvalidInstanceError("weights", "must have at least one positive weight")
+        elif parsed:
+            raise InvalidInstanceError(
+                "weights", f"are only for levels 'weighted', not {self.mode!r}"
+            )
+        object.__setattr__(self, "weights", parsed)
+
+    @property
+    def multilevel(self) -> bool:
+        """Whether the objective looks below the minipods (``lex`` or ``weighted``)."""
+        return self.mode != "top"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (``{"levels": "lex"}``, ``{"levels": "weighted", "weights": [...]}``)."""
+        out: dict[str, Any] = {"levels": self.mode}
+        if self.weights:
+            out["weights"] = list(self.weights)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LevelObjective:
+        """Read the JSON object (``levels`` defaults to ``"top"``)."""
+        data = v.as_mapping(data, "")
+        return cls(data.get("levels", "top"), data.get("weights", ()))
+
+
+def as_objective(value: Any) -> LevelObjective:
+    """A :class:`LevelObjective` from itself, ``None`` (``top``), a mode name or a JSON-like
+    mapping; errors name ``objective.<field>``.
+
+    Examples
+    --------
+    >>> as_objective({"levels": "weighted", "weights": [2, 1]}).weights
+    (2.0, 1.0)
+    """
+    with v.within("objective"):
+        if isinstance(value, LevelObjective):
+            return value
+        if value is None:
+            return LevelObjective()
+        if isinstance(value, str):
+            return LevelObjective(value)
+        if isinstance(value, Mapping):
+            return LevelObjective.from_dict(value)
+        raise InvalidInstanceError(
+            "", f"must be a LevelObjective, a mode name or a JSON object, got {value!r}"
+        )
+
+
+def _check_tree(pods: tuple[Minipod, ...]) -> None:
+    """Inside a minipod, a switch of a leaf's path has one parent: the same name at level
+    ``i`` always follows the same switches above it (else it would hang under two)."""
+    for i, pod in enumerate(pods):
+        above: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
+        for k, leaf in enumerate(pod.leaves):
+            for depth, name in enumerate(leaf.path):
+                prefix = leaf.path[:depth]
+                seen = above.setdefault((depth, name), (prefix, k))
+                if seen[0] != prefix:
+                    first = "/".join((pod.name, *seen[0]))
+                    here = "/".join((pod.name, *prefix))
+                    raise InvalidInstanceError(
+                        f"topology.minipods[{i}].leaves[{k}].path[{depth}]",
+                        f"switch {name!r} is under {here!r} here but under {first!r} in "
+                        f"leaves[{seen[1]}]: a switch has one parent",
+                    )
+
+
+def default_level_names(levels: int) -> tuple[str, ...]:
+    """Names of the levels when the instance gives none: ``minipod``, ``level1``, ...,
+    ``leaf`` (one name, ``minipod``, for an instance without leaves).
+
+    Examples
+    --------
+    >>> default_level_names(4)
+    ('minipod', 'level1', 'level2', 'leaf')
+    """
+    if levels <= 1:
+        return ("minipod",)
+    return ("minipod", *(f"level{i}" for i in range(1, levels - 1)), "leaf")
+
+
 @dataclass(frozen=True)
 class PlacementInstance(Instance["PlacementResult"]):
     """Place one LLM job's nodes into minipods (family ``placement``).
@@ -269,6 +402,14 @@ class PlacementInstance(Instance["PlacementResult"]):
     labels
         Free-form metadata, string to string (e.g. ``{"setting": "iii"}``); part of equality
         but not of the hash, written to JSON only when non-empty.
+    level_names
+        Optional names of the levels, top first: the minipods, each level of the leaves'
+        paths, the leaves (:attr:`levels` names; e.g. ``("block", "rack", "host")`` from a
+        Kueue ``Topology``). Default: :func:`default_level_names`.
+    objective
+        How the levels' scores combine (:class:`LevelObjective`; default ``"top"``, Arnold's
+        objective at the minipods). A mode name (``"lex"``) or a JSON-like mapping is
+        accepted.
 
     Notes
     -----
@@ -303,6 +444,8 @@ class PlacementInstance(Instance["PlacementResult"]):
     alpha: float
     gpus_per_node: int = DEFAULT_GPUS_PER_NODE
     labels: dict[str, str] = field(default_factory=dict, hash=False)
+    level_names: tuple[str, ...] = ()
+    objective: LevelObjective = field(default_factory=LevelObjective)
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -347,6 +490,28 @@ class PlacementInstance(Instance["PlacementResult"]):
                     )
                 seen_nodes[node] = i
         _check_paths(pods)
+        _check_tree(pods)
+        levels = self.n_levels
+        names = v.as_tuple(self.level_names, "topology.level_names")
+        names = tuple(v.as_str(n, f"topology.level_names[{i}]") for i, n in enumerate(names))
+        if names and len(names) != levels:
+            raise InvalidInstanceError(
+                "topology.level_names",
+                f"names {len(names)} levels but the instance has {levels} (the minipods, "
+                f"{self.path_depth} level(s) of leaf paths, the leaves)"
+                if levels > 1
+                else f"names {len(names)} levels but the instance has 1 (no leaves)",
+            )
+        v.unique_names(names, "topology.level_names")
+        put(self, "level_names", names)
+        objective = as_objective(self.objective)
+        if objective.weights and len(objective.weights) != levels:
+            raise InvalidInstanceError(
+                "objective.weights",
+                f"gives {len(objective.weights)} weights for {levels} level(s), one per level "
+                "top first",
+            )
+        put(self, "objective", objective)
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
                 "topology.minipods",
@@ -358,6 +523,44 @@ class PlacementInstance(Instance["PlacementResult"]):
         """Levels between the minipods and the leaves: the length of every leaf's
         :attr:`Leaf.path` (0 without leaves or paths)."""
         return next((len(leaf.path) for pod in self.minipods for leaf in pod.leaves), 0)
+
+    @property
+    def n_levels(self) -> int:
+        """Levels of the tree: the minipods, the levels of the leaves' paths and the leaves
+        (``path_depth + 2``), or 1 when no minipod lists leaves."""
+        return self.path_depth + 2 if any(pod.leaves for pod in self.minipods) else 1
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The names of the levels, top first (:attr:`level_names`, else
+        :func:`default_level_names`)."""
+        return self.level_names or default_level_names(self.n_levels)
+
+    def level(self, level: int | str, field_path: str = "level") -> int:
+        """The index of a level given by index (negative from the bottom) or by name (also
+        the part of a label key after its last ``/``).
+
+        Raises
+        ------
+        InvalidInstanceError
+            Naming ``field_path`` and the levels there are.
+        """
+        names = self.levels
+        if isinstance(level, bool):
+            raise InvalidInstanceError(field_path, f"must be a level name or index, got {level!r}")
+        if isinstance(level, int):
+            index = level + len(names) if level < 0 else level
+            if 0 <= index < len(names):
+                return index
+        elif isinstance(level, str):
+            if level in names:
+                return names.index(level)
+            short = [i for i, n in enumerate(names) if n.rsplit("/", 1)[-1] == level]
+            if len(short) == 1:
+                return short[0]
+        raise InvalidInstanceError(
+            field_path, f"unknown level {level!r}; the levels are {list(names)} (top first)"
+        )
 
     @property
     def beta(self) -> float:
@@ -408,8 +611,12 @@ class PlacementInstance(Instance["PlacementResult"]):
             pods.append(entry)
         out = self.json_header()
         out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}
+        if self.level_names:
+            out["topology"]["level_names"] = list(self.level_names)
         out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
         out["alpha"] = self.alpha
+        if self.objective.multilevel:
+            out["objective"] = self.objective.to_dict()
         return out
 
     @classmethod
@@ -453,4 +660,6 @@ class PlacementInstance(Instance["PlacementResult"]):
             alpha=v.field(data, "alpha"),
             gpus_per_node=topology.get("gpus_per_node", DEFAULT_GPUS_PER_NODE),
             labels=data.get("labels", {}),
+            level_names=topology.get("level_names", ()),
+            objective=as_objective(data.get("objective")),
         )

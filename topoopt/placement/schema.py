@@ -38,6 +38,22 @@ MINIPOD = obj(
     description="A minipod; free_nodes may be left out when leaves are given.",
 )
 
+OBJECTIVE = obj(
+    {
+        "levels": {
+            "enum": ["top", "lex", "weighted"],
+            "description": "top: Arnold eq. 2 at the minipods (default); lex: the levels' "
+            "scores lexicographically from the top; weighted: sum of weights[l] * score_l.",
+        },
+        "weights": array(
+            number(0.0, description="Weight of one level's score."),
+            description="For levels 'weighted': one weight per level, top first.",
+        ),
+    },
+    ["levels"],
+    "How the scores of the levels combine (docs/levels.md).",
+)
+
 SCHEMA = instance_schema(
     "placement",
     "topoopt placement instance (Arnold): one LLM job's nodes into the minipods of a fat-tree",
@@ -48,6 +64,11 @@ SCHEMA = instance_schema(
                 "minipods": array(
                     {"anyOf": [integer(0, description="Free nodes of minipod mp<i>."), MINIPOD]},
                     min_items=1,
+                ),
+                "level_names": array(
+                    NAME,
+                    description="Names of the levels, top first: the minipods, each level of "
+                    "the leaves' paths, the leaves.",
                 ),
             },
             ["minipods"],
@@ -61,6 +82,7 @@ SCHEMA = instance_schema(
             ["dp", "tp", "pp"],
         ),
         "alpha": number(0.0, 1.0, "Weight of the DP spread; 1 - alpha weighs the PP spread."),
+        "objective": OBJECTIVE,
     },
     ["topology", "job", "alpha"],
 )
