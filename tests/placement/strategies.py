@@ -212,3 +212,34 @@ def tree_instances(
         alpha=alpha,
         objective={"levels": mode, "weights": weights} if weights else mode,
     )
+
+
+@st.composite
+def constrained_tree_instances(draw: st.DrawFn, **options: object) -> PlacementInstance:
+    """:func:`tree_instances` with one or two constraints (a required or preferred level, a
+    slice that divides the job, a Slurm segment, a switch count), often infeasible."""
+    import dataclasses
+
+    instance = draw(tree_instances(**options))  # type: ignore[arg-type]
+    n = instance.n_nodes
+    divisors = [s for s in range(1, n + 1) if n % s == 0]
+    choices = ["required", "preferred", "slice", "segment", "switches"]
+    kinds = draw(st.lists(st.sampled_from(choices), min_size=1, max_size=2, unique=True))
+    if "required" in kinds and "preferred" in kinds:
+        kinds.remove("preferred")
+    if "slice" in kinds and "segment" in kinds:
+        kinds.remove("segment")
+    given: dict[str, object] = {}
+    level = draw(st.integers(0, 2))
+    if "required" in kinds:
+        given["required_level"] = level
+    if "preferred" in kinds:
+        given["preferred_level"] = level
+    if "slice" in kinds:
+        given["slice_size"] = draw(st.sampled_from(divisors))
+        given["slice_level"] = draw(st.integers(level if len(given) > 1 else 0, 2))
+    if "segment" in kinds:
+        given["segment"] = draw(st.sampled_from([*divisors, n + 1]))
+    if "switches" in kinds:
+        given["max_switches"] = draw(st.integers(1, 4))
+    return dataclasses.replace(instance, constraints=given)

@@ -17,11 +17,13 @@ import topoopt
 from topoopt.core.errors import InvalidInstanceError, UnsupportedInstanceError
 from topoopt.core.status import SolutionStatus
 from topoopt.placement import Leaf, Minipod, PlacementInstance, check, evaluate
+from topoopt.placement.generate import tree_instance
+from topoopt.placement.instance import Constraints
 from topoopt.placement.solution import describe
 from topoopt.placement.solvers.oracle import enumerate_levels_naive
 from topoopt.placement.tree import build_tree, level_scores, objective_key
 
-from .strategies import tree_instances
+from .strategies import constrained_tree_instances, tree_instances
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -214,3 +216,201 @@ def test_walk_is_never_better_than_the_oracle_and_proves_only_optima(
             assert result.metrics[name] <= best[lv] + 1e-9, (name, result.metrics, best)
             if round(result.metrics[name], 9) < best[lv]:
                 break  # the levels below are bounded only given this one's optimum
+
+
+# --- constraints -------------------------------------------------------------------------------
+
+
+def _brute_constrained(instance: PlacementInstance) -> tuple[float, ...] | None:
+    """:func:`_brute` over the node maps that respect the constraints, each rule written out
+    here from ranks and node names (the preferred level resolved as Kueue does)."""
+    where = _switches(instance)
+    nodes = [n for pod in instance.minipods for leaf in pod.leaves for n in leaf.nodes]
+    rows, cols, n = instance.rows, instance.cols, instance.n_nodes
+    c = instance.constraints
+    level = None if c.required_level is None else instance.levels.index(c.required_level)
+    if c.preferred_level is not None:
+        level = None
+        for lv in range(instance.levels.index(c.preferred_level), -1, -1):
+            holds = {}
+            for node in nodes:
+                holds[where[node][lv]] = holds.get(where[node][lv], 0) + 1
+            if _room_with_slices(instance, where, nodes, lv) >= n:
+                level = lv
+                break
+            del holds
+    rules = []
+    if c.slice_size is not None and c.slice_size > 1:
+        rules.append((c.slice_size, instance.levels.index(c.slice_level)))
+    if c.segment is not None and c.segment > 1 and n > c.segment:
+        rules.append((c.segment, instance.n_levels - 1))
+    best = None
+    for chosen in itertools.permutations(nodes, n):
+        by_rank = [chosen[(k % rows) * cols + k // rows] for k in range(n)]
+        if level is not None and len({where[x][level] for x in chosen}) > 1:
+            continue
+        if any(
+            len({where[x][lv] for x in by_rank[t * size : (t + 1) * size]}) > 1
+            for size, lv in rules
+            for t in range(n // size)
+        ):
+            continue
+        if c.max_switches is not None and len({where[x][-1] for x in chosen}) > c.max_switches:
+            continue
+        grid = [list(chosen[r * cols : (r + 1) * cols]) for r in range(rows)]
+        key = _key(instance, _scores(instance, grid))
+        best = key if best is None or key < best else best
+    return best
+
+
+def _room_with_slices(instance, where, nodes, level) -> int:
+    """The most nodes one level-``level`` switch offers with every slice whole."""
+    c = instance.constraints
+    rules = []
+    if c.slice_size is not None and c.slice_size > 1:
+        rules.append((c.slice_size, instance.levels.index(c.slice_level)))
+    if c.segment is not None and c.segment > 1 and instance.n_nodes > c.segment:
+        rules.append((c.segment, instance.n_levels - 1))
+    best = 0
+    for top in {where[x][level] for x in nodes}:
+        mine = [x for x in nodes if where[x][level] == top]
+        room = len(mine)
+        for size, lv in rules:
+            if lv < level:
+                continue
+            counts: dict[object, int] = {}
+            for x in mine:
+                counts[where[x][lv]] = counts.get(where[x][lv], 0) + 1
+            room = min(room, sum(v // size * size for v in counts.values()))
+        best = max(best, room)
+    return best
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(constrained_tree_instances(max_cells=4, max_pods=2, max_groups=2, max_leaves=2, max_free=3))
+def test_constrained_oracle_equals_brute_force(instance: PlacementInstance) -> None:
+    expected = _brute_constrained(instance)
+    result = topoopt.solve(instance, "placement/enumerate")
+    naive, _ = enumerate_levels_naive(instance)
+    if expected is None:
+        assert result.termination.value == "infeasible", result
+        assert result.message.startswith("constraints"), result.message
+        assert naive == ()
+        return
+    assert result.status is SolutionStatus.OPTIMAL, result
+    assert _result_key(instance, result) == expected == naive
+
+
+@pytest.mark.parametrize(("method", "backend"), [("mip", "highs"), ("mip", "scip"),
+                                                 ("walk", "highs"), ("auto", "highs")])  # fmt: skip
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=constrained_tree_instances(max_cells=6, max_pods=2, max_groups=2, max_leaves=2))
+def test_constrained_levels_solver_against_the_oracle(
+    method: str, backend: str, instance: PlacementInstance
+) -> None:
+    """Exact methods (mip, auto) equal the oracle, infeasible included; the walk is feasible,
+    never better, and proves only optima."""
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, "placement/levels", method=method, backend=backend)
+    if oracle.solution is None:
+        assert result.solution is None, result
+        if method != "walk":
+            assert result.termination.value == "infeasible", result
+        return
+    if result.solution is None:
+        assert method == "walk", result
+        return
+    assert not check(instance, result.solution)
+    mine, best = _result_key(instance, result), _result_key(instance, oracle)
+    assert mine >= best
+    if method != "walk":
+        assert result.status is SolutionStatus.OPTIMAL, result
+    if result.status is SolutionStatus.OPTIMAL:
+        assert mine == best
+
+
+def _per_switch(instance: PlacementInstance, result: topoopt.Result, level: int) -> list[int]:
+    where = _switches(instance)
+    counts: dict[object, int] = {}
+    for row in result.solution.nodes:
+        for node in row:
+            counts[where[node][level]] = counts.get(where[node][level], 0) + 1
+    return sorted(counts.values())
+
+
+def test_balanced_split_kueue_6554() -> None:
+    """Kueue #6554: a 16-pod job on two racks of 15 free nodes each is better split 8:8 than
+    1:15. Job 8 x 2 (two stages of 8 DP ranks): when DP weighs more (alpha > 0.5) the 8:8
+    split keeps every DP group inside one rack; when PP weighs more every pipeline stays whole
+    (7 pipelines of 2 on one rack, 1 on the other) — never 1:15 across a DP group."""
+    racks = [[[15, 15]]]  # one pod, one group, two racks
+    for alpha, split, spreads in ((0.6, [8, 8], (0, 2)), (0.8, [8, 8], (0, 2)),
+                                  (0.2, [2, 14], (2, 0))):  # fmt: skip
+        inst = tree_instance("kueue-6554", racks, rows=8, cols=2, alpha=alpha)
+        result = topoopt.solve(inst, "placement/levels")
+        assert result.status is SolutionStatus.OPTIMAL
+        assert _per_switch(inst, result, 2) == split
+        got = (result.metrics["leaf_dp_spread"], result.metrics["leaf_pp_spread"])
+        assert got == spreads
+
+
+def test_segments_stay_whole_slurm_36_by_12() -> None:
+    """Slurm: a 36-node job with --segment=12 was split 17+17+2 over three blocks. With
+    segments each inside one block the blocks take whole segments: 12s."""
+    blocks = [[[17, 17, 20]]]
+    inst = tree_instance("segment-36", blocks, rows=12, cols=3, alpha=0.5,
+                         constraints=Constraints(segment=12))  # fmt: skip
+    result = topoopt.solve(inst, "placement/levels")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert _per_switch(inst, result, 2) in ([12, 24], [12, 12, 12])
+    assert not check(inst, result.solution)
+    order = result.to_dict()["solution"]["rank_order"]
+    where = _switches(inst)
+    for t in range(3):  # ranks 12t .. 12t+11 on one block
+        assert len({where[node][2] for node in order[12 * t : 12 * t + 12]}) == 1
+    # the segment rule refuses the 17+17+2 split
+    by_rank = [f"n0-0-0-{i}" for i in range(17)] + [f"n0-0-1-{i}" for i in range(17)]
+    by_rank += ["n0-0-2-0", "n0-0-2-1"]
+    bad = [[by_rank[c * 12 + r] for c in range(3)] for r in range(12)]
+    assert any("constraints.segment" in v for v in check(inst, result.solution.with_nodes(bad)))
+
+
+@pytest.mark.parametrize(
+    ("constraints", "field"),
+    [
+        (Constraints(required_level="rack"), "constraints.required_level"),
+        (Constraints(slice_size=4, slice_level="rack"), "constraints.slice_size"),
+        (Constraints(segment=4), "constraints.segment"),
+        (Constraints(max_switches=1), "constraints.max_switches"),
+    ],
+)
+def test_an_impossible_request_is_an_infeasible_result_naming_the_constraint(
+    constraints: Constraints, field: str
+) -> None:
+    inst = tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=constraints)
+    for solver in ("placement/levels", "placement/enumerate"):
+        result = topoopt.solve(inst, solver)
+        assert result.termination.value == "infeasible", result
+        assert result.solution is None
+        assert result.message.startswith(field), result.message
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"slice_size": 3}, "constraints.slice_size"),
+        ({"segment": 3}, "constraints.segment"),
+        ({"slice_level": "rack"}, "constraints.slice_level"),
+        (
+            {"required_level": "rack", "slice_size": 2, "slice_level": "pod"},
+            "constraints.slice_level",
+        ),
+        ({"required_level": "rack", "preferred_level": "pod"}, "constraints.preferred_level"),
+        ({"max_switches": 0}, "constraints.max_switches"),
+        ({"required_level": "host"}, "constraints.required_level"),
+        ({"segments": 2}, "constraints.segments"),
+    ],
+)
+def test_bad_constraints_name_the_field(changes: dict, field: str) -> None:
+    with pytest.raises(InvalidInstanceError, match=field.replace(".", r"\.")):
+        tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=changes)

@@ -28,10 +28,12 @@ from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
 from topoopt.placement.instance import (
+    Constraints,
     Leaf,
     LevelObjective,
     Minipod,
     PlacementInstance,
+    as_constraints,
     as_objective,
 )
 
@@ -298,6 +300,7 @@ def tree_instance(
     objective: str | dict[str, object] | LevelObjective = "lex",
     level_names: Sequence[str] = ("pod", "group", "rack"),
     labels: dict[str, str] | None = None,
+    constraints: Constraints | dict[str, object] | None = None,
 ) -> PlacementInstance:
     """A three-level instance from ``free[p][g][k]``, the free nodes of rack ``k`` of group
     ``g`` of pod ``p`` (nodes named ``n<p>-<g>-<k>-<i>``), ``tp = 8``.
@@ -326,6 +329,7 @@ def tree_instance(
         labels=labels or {},
         level_names=tuple(level_names),
         objective=as_objective(objective),
+        constraints=as_constraints(constraints),
     )
 
 
@@ -417,6 +421,14 @@ def examples() -> list[PlacementInstance]:
             cols=3,
             alpha=0.6,
             objective={"levels": "weighted", "weights": [4, 2, 1]},
+        ),
+        tree_instance(
+            "tree-slices",
+            [[[4, 2], [3]], [[4], [2, 2]]],
+            rows=4,
+            cols=2,
+            alpha=0.5,
+            constraints=Constraints(slice_size=2, slice_level="rack", required_level="pod"),
         ),
     ]
 

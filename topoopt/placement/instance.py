@@ -345,6 +345,115 @@ def as_objective(value: Any) -> LevelObjective:
         )
 
 
+CONSTRAINT_FIELDS = (
+    "required_level",
+    "preferred_level",
+    "slice_size",
+    "slice_level",
+    "segment",
+    "max_switches",
+)
+"""The fields of :class:`Constraints`, in JSON order."""
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a user of a production scheduler may require of a placement (``docs/levels.md``).
+
+    Ranks are the launcher's node ranks (rank ``k = c * rows + r`` runs on cell ``(r, c)``,
+    :func:`~topoopt.placement.solution.node_rank`); a *slice* is a run of consecutive ranks.
+    Levels are given by name or index (:meth:`PlacementInstance.level`); the instance stores
+    the level's name.
+
+    Parameters
+    ----------
+    required_level
+        Kueue ``kueue.x-k8s.io/podset-required-topology``: the whole job inside one switch
+        of this level.
+    preferred_level
+        Kueue ``podset-preferred-topology``: inside one switch of this level if some switch
+        can hold it, else of the level above, and so on (Kueue's fall-back); anywhere when
+        not even a minipod can. Not a rule of :func:`~topoopt.placement.solution.check`.
+    slice_size, slice_level
+        Kueue ``podset-slice-size`` and ``podset-slice-required-topology``: the ranks in
+        slices of ``slice_size`` consecutive ranks, each slice inside one switch of
+        ``slice_level`` (default: the leaves, Kueue's lowest level); ``slice_size`` divides
+        the job.
+    segment
+        Slurm ``--segment``: slices of ``segment`` consecutive ranks, each inside one leaf
+        (a base block); when the job has more nodes than a segment the segment must divide
+        them, and a job within one segment is not constrained (Slurm: "no effect").
+    max_switches
+        Slurm ``--switches=count``: at most this many leaves (leaf switches) in all.
+
+    Examples
+    --------
+    >>> Constraints(slice_size=4, slice_level="rack").to_dict()
+    {'slice_size': 4, 'slice_level': 'rack'}
+    >>> bool(Constraints()), bool(Constraints(max_switches=2))
+    (False, True)
+    """
+
+    required_level: str | int | None = None
+    preferred_level: str | int | None = None
+    slice_size: int | None = None
+    slice_level: str | int | None = None
+    segment: int | None = None
+    max_switches: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("slice_size", "segment", "max_switches"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, v.as_int(value, name, minimum=1))
+        for name in ("required_level", "preferred_level", "slice_level"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+                raise InvalidInstanceError(name, f"must be a level name or index, got {value!r}")
+            if isinstance(value, str) and not value:
+                raise InvalidInstanceError(name, "must be a non-empty level name")
+        if self.required_level is not None and self.preferred_level is not None:
+            raise InvalidInstanceError(
+                "preferred_level", "give required_level or preferred_level, not both (Kueue)"
+            )
+        if self.slice_level is not None and self.slice_size is None:
+            raise InvalidInstanceError("slice_level", "needs slice_size (Kueue)")
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) is not None for name in CONSTRAINT_FIELDS)
+
+    @property
+    def rank_bound(self) -> bool:
+        """Whether a rule names ranks (slices, segments): then rows and columns of the
+        communication matrix are no longer interchangeable."""
+        return self.slice_size is not None or self.segment is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (the fields given)."""
+        return {
+            name: getattr(self, name)
+            for name in CONSTRAINT_FIELDS
+            if getattr(self, name) is not None
+        }
+
+
+def as_constraints(value: Any) -> Constraints:
+    """:class:`Constraints` from itself, ``None`` or a JSON-like mapping; errors name
+    ``constraints.<field>``."""
+    with v.within("constraints"):
+        if isinstance(value, Constraints):
+            return value
+        if value is None:
+            return Constraints()
+        data = v.as_mapping(value, "")
+        unknown = sorted(set(data) - set(CONSTRAINT_FIELDS))
+        if unknown:
+            raise InvalidInstanceError(
+                unknown[0], f"unknown constraint; known: {', '.join(CONSTRAINT_FIELDS)}"
+            )
+        return Constraints(**{k: data[k] for k in CONSTRAINT_FIELDS if k in data})
+
+
 def _check_tree(pods: tuple[Minipod, ...]) -> None:
     """Inside a minipod, a switch of a leaf's path has one parent: the same name at level
     ``i`` always follows the same switches above it (else it would hang under two)."""
@@ -410,6 +519,10 @@ class PlacementInstance(Instance["PlacementResult"]):
         How the levels' scores combine (:class:`LevelObjective`; default ``"top"``, Arnold's
         objective at the minipods). A mode name (``"lex"``) or a JSON-like mapping is
         accepted.
+    constraints
+        What the placement must respect (:class:`Constraints`, or its JSON object): a
+        required or preferred level, slices, Slurm segments and switch counts. Levels are
+        stored by name; a slice size or segment that does not divide the job is refused.
 
     Notes
     -----
@@ -446,6 +559,7 @@ class PlacementInstance(Instance["PlacementResult"]):
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     level_names: tuple[str, ...] = ()
     objective: LevelObjective = field(default_factory=LevelObjective)
+    constraints: Constraints = field(default_factory=Constraints)
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -512,6 +626,7 @@ class PlacementInstance(Instance["PlacementResult"]):
                 "top first",
             )
         put(self, "objective", objective)
+        put(self, "constraints", self._resolve_constraints(as_constraints(self.constraints)))
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
                 "topology.minipods",
@@ -523,6 +638,40 @@ class PlacementInstance(Instance["PlacementResult"]):
         """Levels between the minipods and the leaves: the length of every leaf's
         :attr:`Leaf.path` (0 without leaves or paths)."""
         return next((len(leaf.path) for pod in self.minipods for leaf in pod.leaves), 0)
+
+    def _resolve_constraints(self, given: Constraints) -> Constraints:
+        """The constraints with their levels as names, checked against the job and levels."""
+        if not given:
+            return given
+        names = self.levels
+        resolved: dict[str, Any] = given.to_dict()
+        for name in ("required_level", "preferred_level", "slice_level"):
+            value = getattr(given, name)
+            if value is not None:
+                resolved[name] = names[self.level(value, f"constraints.{name}")]
+        n = self.n_nodes
+        if given.slice_size is not None:
+            if n % given.slice_size:
+                raise InvalidInstanceError(
+                    "constraints.slice_size",
+                    f"{given.slice_size} does not divide the job's {n} nodes (Kueue needs "
+                    "whole slices)",
+                )
+            resolved.setdefault("slice_level", names[-1])
+            above = resolved.get("required_level") or resolved.get("preferred_level")
+            if above is not None and names.index(above) > names.index(resolved["slice_level"]):
+                raise InvalidInstanceError(
+                    "constraints.slice_level",
+                    f"{resolved['slice_level']!r} is above the job's level {above!r} (Kueue: "
+                    "the slice topology must be at or below the podset topology)",
+                )
+        if given.segment is not None and n > given.segment and n % given.segment:
+            raise InvalidInstanceError(
+                "constraints.segment",
+                f"{given.segment} does not divide the job's {n} nodes (Slurm: a job larger "
+                "than a segment is a whole number of segments)",
+            )
+        return Constraints(**resolved)
 
     @property
     def n_levels(self) -> int:
@@ -617,6 +766,8 @@ class PlacementInstance(Instance["PlacementResult"]):
         out["alpha"] = self.alpha
         if self.objective.multilevel:
             out["objective"] = self.objective.to_dict()
+        if self.constraints:
+            out["constraints"] = self.constraints.to_dict()
         return out
 
     @classmethod
@@ -662,4 +813,5 @@ class PlacementInstance(Instance["PlacementResult"]):
             labels=data.get("labels", {}),
             level_names=topology.get("level_names", ()),
             objective=as_objective(data.get("objective")),
+            constraints=as_constraints(data.get("constraints")),
         )

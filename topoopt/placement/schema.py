@@ -54,6 +54,35 @@ OBJECTIVE = obj(
     "How the scores of the levels combine (docs/levels.md).",
 )
 
+LEVEL = {
+    "anyOf": [NAME, integer(-1000, 1000)],
+    "description": "A level: its name, or its index (0 = the minipods, negative from the leaves).",
+}
+
+CONSTRAINTS = obj(
+    {
+        "required_level": {
+            **LEVEL,
+            "description": "Kueue podset-required-topology: the whole job in one switch of it.",
+        },
+        "preferred_level": {
+            **LEVEL,
+            "description": "Kueue podset-preferred-topology: one switch of it, else of the "
+            "level above, ...",
+        },
+        "slice_size": integer(1, description="Kueue podset-slice-size: ranks per slice."),
+        "slice_level": {
+            **LEVEL,
+            "description": "Kueue podset-slice-required-topology: each slice in one switch of "
+            "it (default: the leaves).",
+        },
+        "segment": integer(1, description="Slurm --segment: ranks per leaf-level segment."),
+        "max_switches": integer(1, description="Slurm --switches: most leaves in all."),
+    },
+    (),
+    "Rules the placement must respect (docs/levels.md).",
+)
+
 SCHEMA = instance_schema(
     "placement",
     "topoopt placement instance (Arnold): one LLM job's nodes into the minipods of a fat-tree",
@@ -83,6 +112,7 @@ SCHEMA = instance_schema(
         ),
         "alpha": number(0.0, 1.0, "Weight of the DP spread; 1 - alpha weighs the PP spread."),
         "objective": OBJECTIVE,
+        "constraints": CONSTRAINTS,
     },
     ["topology", "job", "alpha"],
 )

@@ -125,7 +125,10 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
     """The feasibility rules ``placement`` breaks (empty when feasible).
 
     Rules: the matrix is ``rows x cols`` (so every cell is placed exactly once), every entry
-    names an existing minipod, and no minipod hosts more nodes than it has free.
+    names an existing minipod, and no minipod hosts more nodes than it has free; the node
+    assignment's rules when there is one; the instance's constraints
+    (:func:`topoopt.placement.constraints.violations`, on the node assignment or else the
+    rank-order fill).
     """
     problems: list[str] = []
     matrix = placement.matrix
@@ -156,6 +159,12 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
             )
     if placement.nodes is not None and not problems:
         problems += _check_nodes(instance, placement)
+    if instance.constraints and not problems:
+        from topoopt.placement.constraints import violations
+        from topoopt.placement.tree import build_tree, cell_leaf_array
+
+        tree = build_tree(instance)
+        problems += violations(instance, tree, cell_leaf_array(instance, placement, tree))
     return problems
 
 

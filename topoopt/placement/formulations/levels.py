@@ -39,7 +39,7 @@ import pyomo.environ as pyo
 
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
-from topoopt.placement.tree import build_tree, placement_from_leaves
+from topoopt.placement.tree import Tree, build_tree, placement_from_leaves
 
 NO_CAP = 1e9
 """The value of ``cap[l]`` that does not bind."""
@@ -136,11 +136,90 @@ def build(
     m.dp_one = pyo.Constraint(m.L, rule=_dp_one_rule)
     m.S = pyo.Expression(m.L, rule=_score_rule)
     m.capped = pyo.Constraint(m.L, rule=_cap_rule)
-    if symmetric and instance.rows > 1:
+    if symmetric and instance.rows > 1 and not instance.constraints.rank_bound:
         m.R1 = pyo.RangeSet(1, instance.rows - 1)
         m.row_order = pyo.Constraint(m.R1, rule=_row_order_rule)
+    if instance.constraints:
+        _constrain(m, instance, tree, switches)
     m.obj = pyo.Objective(rule=_objective_rule, sense=pyo.minimize)
     return m
+
+
+def _constrain(
+    m: pyo.ConcreteModel,
+    instance: PlacementInstance,
+    tree: Tree,
+    switches: list[tuple[int, int]],
+) -> None:
+    """The instance's constraints (``docs/levels.md``): the job in one switch of its level
+    (``z``), each slice in one switch of its level (``y``), at most ``max_switches`` leaves
+    used (``used``)."""
+    from topoopt.placement.constraints import job_level, slice_rules
+
+    rows = instance.rows
+    level = job_level(instance, tree)
+    if level is not None:
+        m.JOB = pyo.Set(initialize=[s for lv, s in switches if lv == level], ordered=True)
+        m.job_level = pyo.Param(initialize=level)
+        m.z = pyo.Var(m.JOB, domain=pyo.Binary)
+        m.job_one = pyo.Constraint(rule=_job_one_rule)
+        m.job_in = pyo.Constraint(m.JOB, m.R, m.C, rule=_job_in_rule)
+    rules = slice_rules(instance)
+    if rules:
+        slices = [
+            (i, t) for i, (size, _, _) in enumerate(rules) for t in range(instance.n_nodes // size)
+        ]
+        m.SLICES = pyo.Set(initialize=slices, dimen=2, ordered=True)
+        m.slice_level = pyo.Param(
+            range(len(rules)), initialize={i: lv for i, (_, lv, _) in enumerate(rules)}
+        )
+        m.SLICE_SW = pyo.Set(
+            initialize=[(i, t, s) for i, t in slices for lv, s in switches if lv == rules[i][1]],
+            dimen=3,
+            ordered=True,
+        )
+        m.SLICE_CELL = pyo.Set(
+            initialize=[
+                (i, t, s, k % rows, k // rows)
+                for i, t, s in m.SLICE_SW
+                for k in range(t * rules[i][0], (t + 1) * rules[i][0])
+            ],
+            dimen=5,
+            ordered=True,
+        )
+        m.y = pyo.Var(m.SLICE_SW, domain=pyo.Binary)
+        m.slice_one = pyo.Constraint(m.SLICES, rule=_slice_one_rule)
+        m.slice_in = pyo.Constraint(m.SLICE_CELL, rule=_slice_in_rule)
+    if instance.constraints.max_switches is not None:
+        m.max_leaves = pyo.Param(initialize=instance.constraints.max_switches)
+        m.used = pyo.Var(m.K, domain=pyo.Binary)
+        m.leaf_used = pyo.Constraint(m.K, rule=_leaf_used_rule)
+        m.leaves_cap = pyo.Constraint(rule=_leaves_cap_rule)
+
+
+def _job_one_rule(m: pyo.ConcreteModel) -> Any:
+    return pyo.quicksum(m.z[s] for s in m.JOB) == 1
+
+
+def _job_in_rule(m: pyo.ConcreteModel, s: int, r: int, c: int) -> Any:
+    return pyo.quicksum(m.x[r, c, k] for k in _below(m, m.job_level, s)) <= m.z[s]
+
+
+def _slice_one_rule(m: pyo.ConcreteModel, i: int, t: int) -> Any:
+    return pyo.quicksum(m.y[i, t, s] for (a, b, s) in m.SLICE_SW if (a, b) == (i, t)) == 1
+
+
+def _slice_in_rule(m: pyo.ConcreteModel, i: int, t: int, s: int, r: int, c: int) -> Any:
+    below = _below(m, m.slice_level[i], s)
+    return pyo.quicksum(m.x[r, c, k] for k in below) <= m.y[i, t, s]
+
+
+def _leaf_used_rule(m: pyo.ConcreteModel, k: int) -> Any:
+    return pyo.quicksum(m.x[r, c, k] for r in m.R for c in m.C) <= m.free[k] * m.used[k]
+
+
+def _leaves_cap_rule(m: pyo.ConcreteModel) -> Any:
+    return pyo.quicksum(m.used[k] for k in m.K) <= m.max_leaves
 
 
 def _below(m: pyo.ConcreteModel, lv: int, s: int) -> list[int]:
@@ -250,6 +329,24 @@ def warm_start(model: pyo.ConcreteModel, solution: Placement) -> None:
     for (r, c, k), var in model.x.items():
         var.set_value(1 if leaves[r, c] == k else 0)
     up = {(lv, k): model.up[lv, k] for lv in model.L for k in model.K}
+    rows = leaves.shape[0]
+    if model.find_component("z") is not None:
+        job = int(pyo.value(model.job_level))
+        at = {up[job, k] for k in leaves.ravel().tolist()}
+        for s in model.JOB:
+            model.z[s].set_value(1 if s in at else 0)
+    if model.find_component("y") is not None:
+        for i, t, s in model.SLICE_SW:
+            size = len([1 for key in model.SLICE_CELL if key[:3] == (i, t, s)])
+            cells = [(k % rows, k // rows) for k in range(t * size, (t + 1) * size)]
+            level = model.slice_level[i]
+            model.y[i, t, s].set_value(
+                1 if any(up[level, int(leaves[r, c])] == s for r, c in cells) else 0
+            )
+    if model.find_component("used") is not None:
+        taken = set(leaves.ravel().tolist())
+        for k in model.K:
+            model.used[k].set_value(1 if k in taken else 0)
     for lv in model.L:
         grid = np.vectorize(lambda k, lv=lv: up[lv, k])(leaves)
         for x, s in model.LS:

@@ -47,9 +47,10 @@ from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import SolutionStatus, TerminationReason
+from topoopt.placement.constraints import infeasible_reason, job_level, room, slice_rules
 from topoopt.placement.instance import Leaf, LevelObjective, Minipod, PlacementInstance
 from topoopt.placement.levels import assign_leaves
-from topoopt.placement.solution import Placement
+from topoopt.placement.solution import Placement, check
 from topoopt.placement.solvers._budget import deadline
 from topoopt.placement.tree import (
     DIGITS,
@@ -114,9 +115,13 @@ class LevelsSolver(MipSolver):
     ) -> Attempt:
         if method not in METHODS:
             raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+        if instance.constraints:
+            reason = infeasible_reason(instance, build_tree(instance))
+            if reason is not None:
+                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
         if method == "mip":
             return self._mip(instance, ctx)
-        if instance.n_levels == 1:
+        if instance.n_levels == 1 and not instance.constraints:
             return self._flat(instance, ctx)
         return self._walk(instance, ctx, method)
 
@@ -152,30 +157,71 @@ class LevelsSolver(MipSolver):
 
         t0 = time.perf_counter()
         tree = build_tree(instance)
-        planner = _Planner(instance, tree, ctx)
+        small = method == "auto" and model_size(instance) <= MIP_ASSIGNMENTS
+        try:
+            planner = _Planner(instance, tree, ctx)
+        except ValueError as exc:  # slices the walk cannot keep whole
+            if small:
+                return self._mip(instance, ctx)
+            placement = _slices_in_order(instance, tree)
+            if placement is None:
+                return Attempt(
+                    None,
+                    TerminationReason.COMPLETED,
+                    message=f"walk: {exc}; the slices in rank order found no room (try "
+                    "method='mip')",
+                )
+            return Attempt(
+                placement,
+                TerminationReason.COMPLETED,
+                message=f"walk: {exc}: the slices in rank order, best fit, unproven",
+            )
         found = planner.run()
-        placement = placement_from_leaves(instance, tree, found.leaves)
-        proven = planner.proven(found)
+        if found.how == "infeasible":
+            if small:
+                return self._mip(instance, ctx)
+            return Attempt(
+                None,
+                TerminationReason.INFEASIBLE,
+                message="constraints.required_level: no switch of that level can hold the job"
+                if instance.constraints.required_level is not None
+                else "constraints: no placement found",
+            )
+        leaves = found.leaves
+        note = ""
+        if instance.constraints.max_switches is not None:
+            leaves, note = planner.within_switches(leaves)
+        placement = placement_from_leaves(instance, tree, leaves)
+        scores = tuple(s.score for s in scores_of_leaves(instance, tree, leaves))
+        found = dataclasses.replace(found, leaves=leaves, scores=scores)
+        proven = planner.proven(found) and not check(instance, placement)
         walk_s = time.perf_counter() - t0
-        message = f"walk: {found.how}; {planner.summary()}"
+        message = f"walk: {found.how}{note}; {planner.summary()}"
         bounds = planner.bound_vector(found)
-        if (
-            not proven
-            and method == "auto"
-            and model_size(instance) <= MIP_ASSIGNMENTS
-            and not ctx.expired()
-        ):
-            mip = self._mip(instance, ctx, start=placement)
-            if mip.solution is not None:
-                mip_scores = level_scores(instance, mip.solution)
-                mine = planner.key(tuple(s.score for s in mip_scores))
-                if mine <= planner.key(found.scores):
+        if not proven and small and not ctx.expired():
+            feasible = not check(instance, placement)
+            mip = self._mip(instance, ctx, start=placement if feasible else None)
+            if mip.solution is not None or mip.termination is TerminationReason.INFEASIBLE:
+                better = mip.solution is None or not feasible
+                if mip.solution is not None and feasible:
+                    mip_scores = level_scores(instance, mip.solution)
+                    better = planner.key(tuple(s.score for s in mip_scores)) <= planner.key(
+                        found.scores
+                    )
+                if better:
                     return dataclasses.replace(
                         mip,
                         solve_s=mip.solve_s + walk_s,
                         message=f"{message}; then {mip.message}",
                         metrics=_max_bounds(mip.metrics, bounds, instance.n_levels),
                     )
+        if check(instance, placement):
+            return Attempt(
+                None,
+                TerminationReason.COMPLETED,
+                solve_s=walk_s,
+                message=f"{message}; it breaks {'; '.join(check(instance, placement))}",
+            )
         return Attempt(
             solution=placement,
             termination=TerminationReason.OPTIMAL if proven else planner.termination(),
@@ -215,6 +261,8 @@ class LevelsSolver(MipSolver):
         if instance.objective.mode == "weighted":
             outcome = ctx.solve_model(model, warmstart=warm)
             solve_s += outcome.solve_s
+            if outcome.termination is TerminationReason.INFEASIBLE:
+                return _proven_infeasible(instance, build_s, solve_s)
             found = formulation.extract(model, instance) if outcome.has_solution else start
             attempt = ctx.exact_attempt(outcome, found, build_s)
             return Attempt(
@@ -236,6 +284,8 @@ class LevelsSolver(MipSolver):
                 model.weight[lv] = 1.0 if lv == stage else 0.0
             outcome = ctx.solve_model(model, warmstart=warm)
             solve_s += outcome.solve_s
+            if stage == 0 and outcome.termination is TerminationReason.INFEASIBLE:
+                return _proven_infeasible(instance, build_s, solve_s)
             if outcome.has_solution:
                 found = formulation.extract(model, instance)
                 warm = True
@@ -265,6 +315,18 @@ class LevelsSolver(MipSolver):
     def start(self, instance: Any, **opts: Any) -> Any | None:
         """No start of its own (the stages warm start each other)."""
         return None
+
+
+def _proven_infeasible(instance: PlacementInstance, build_s: float, solve_s: float) -> Attempt:
+    """The whole-tree model proved that no placement respects the constraints."""
+    fields = ", ".join(f"constraints.{name}" for name in instance.constraints.to_dict())
+    return Attempt(
+        None,
+        TerminationReason.INFEASIBLE,
+        build_s=build_s,
+        solve_s=solve_s,
+        message=f"whole-tree model: no placement respects {fields or 'the instance'}",
+    )
 
 
 def _weight0(instance: PlacementInstance) -> float:
@@ -327,7 +389,7 @@ class _Planner:
         self.levels = tree.n_levels
         self.n = instance.n_nodes
         self.children = [tree.children(lv) for lv in range(self.levels - 1)]
-        self.singles: dict[tuple[int, ...], _Single] = {}
+        self.singles: dict[tuple[bool | int, ...], _Single] = {}
         self.out_of_time = deadline(ctx, instance)
         self.calls = 0
         self.pruned = 0
@@ -335,6 +397,11 @@ class _Planner:
         alpha = instance.alpha
         # where the job fits in one switch, spreading it over several may still pay off
         self.split_too = instance.objective.mode == "weighted" or alpha in (0.0, 1.0)
+        # constraints: the level whose one switch holds the job, the free nodes a switch
+        # offers with slices whole, and the slices as coarse cells (see _Units)
+        self.job_level = job_level(instance, tree)
+        self.room = [room(instance, tree, lv) for lv in range(self.levels)]
+        self.units = _Units.of(instance)
 
     # --- keys and bounds ------------------------------------------------------------------
 
@@ -386,12 +453,18 @@ class _Planner:
     # --- single levels --------------------------------------------------------------------
 
     def single(
-        self, caps: tuple[int, ...], stop_at: float | None = None, quick: bool = False
+        self,
+        caps: tuple[int, ...],
+        stop_at: float | None = None,
+        quick: bool = False,
+        coarse: bool = False,
     ) -> _Single:
         """``placement/exact-mip`` on switches of free nodes ``caps`` (cached by ``caps``),
         stopped once its walk over target pairs reaches ``stop_at``; ``quick`` gives it at
-        most :data:`QUICK_S`."""
-        cached = self.singles.get(caps)
+        most :data:`QUICK_S`. With ``coarse`` the job is the coarse one of the slices
+        (:class:`_Units`) and ``caps`` count whole slices."""
+        key = (coarse, *caps)
+        cached = self.singles.get(key)
         if cached is not None and (
             cached.proven
             or (cached.stopped and stop_at is not None and stop_at <= cached.bound)
@@ -401,14 +474,17 @@ class _Planner:
         from topoopt.placement.solvers.mip import ExactMipSolver
 
         inst, ctx = self.inst, self.ctx
+        rows, cols = inst.rows, inst.cols
+        if coarse and self.units is not None:
+            rows, cols = self.units.rows, self.units.cols
         level = PlacementInstance(
             "level",
             tuple(Minipod(f"s{i}", c) for i, c in enumerate(caps)),
-            inst.dp,
-            inst.tp,
-            inst.pp,
+            rows,
+            1,
+            cols,
             inst.alpha,
-            gpus_per_node=inst.gpus_per_node,
+            gpus_per_node=1,
         )
         limit = None
         if ctx.time_limit is not None:
@@ -428,21 +504,53 @@ class _Planner:
         stopped = result.termination is TerminationReason.OBJECTIVE_LIMIT
         if result.solution is None:  # no time even for a construction: fill in order
             self.expired = True
-            matrix = np.asarray(_fill(caps, inst.rows, inst.cols))
+            matrix = np.asarray(_fill(caps, rows, cols))
             single = _Single(matrix, math.inf, 0.0, False)
         else:
             proven = result.status is SolutionStatus.OPTIMAL
             self.expired |= result.termination is TerminationReason.TIME_LIMIT
             bound = result.bound if math.isfinite(result.bound) else 0.0
             single = _Single(
-                np.asarray(result.solution.matrix, dtype=np.int64).reshape(inst.rows, inst.cols),
+                np.asarray(result.solution.matrix, dtype=np.int64).reshape(rows, cols),
                 float(result.objective or 0.0),
                 float(bound),
                 proven,
                 stopped,
             )
-        self.singles[caps] = single
+        self.singles[key] = single
         return single
+
+    def within_switches(self, leaves: np.ndarray) -> tuple[np.ndarray, str]:
+        """Slurm ``--switches``: when ``leaves`` use more leaves than allowed, the job again
+        on the fewest leaves with the most room under the lowest switch that offers enough
+        (best fit among those, as Slurm's tree plugin chooses), walked down from there."""
+        limit = self.inst.constraints.max_switches
+        assert limit is not None
+        if len(np.unique(leaves)) <= limit:
+            return leaves, ""
+        n, tree = self.n, self.tree
+        last = self.levels - 1
+        leaf_room = self.room[last]
+        for level in range(last, -1, -1):
+            under = tree.leaves_under(level)
+            options = []
+            for s, ks in enumerate(under):
+                best = sorted(ks, key=lambda k: (-leaf_room[k], k))[:limit]
+                total = int(sum(leaf_room[k] for k in best))
+                if total >= n:
+                    options.append((total, s, best))
+            if options:
+                _, _, chosen = min(options)
+                break
+        else:
+            return leaves, ""
+        caps = tuple(int(leaf_room[k]) for k in chosen)
+        single = self.single(caps, coarse=False)
+        grid = np.asarray(chosen, dtype=np.int64)[single.matrix]
+        return (
+            grid,
+            f"; {len(np.unique(leaves))} leaves over max_switches: re-placed on {len(chosen)}",
+        )
 
     # --- the walk -------------------------------------------------------------------------
 
@@ -472,11 +580,15 @@ class _Planner:
         second pass solves again, without that limit, the classes left unproven whose
         bounds still beat the best placement.
         """
-        caps = self.tree.capacity[level]
+        caps = self.room[level]
         fits = sorted((k for k in kids if caps[k] >= self.n), key=lambda k: (caps[k], k))
         last = self.levels - 1
         options: list[_Candidate] = []
         best = incumbent
+        pinned = self.job_level is not None and level <= self.job_level
+        if pinned and not fits:  # one switch of this level must hold the job: none can
+            none = (math.inf,) * self.levels
+            return _Candidate(np.zeros((0, 0), dtype=np.int64), none, none, "infeasible")
         if fits and level == last:
             leaf = fits[0]  # best fit: the smallest leaf that holds the job
             grid = np.full((self.inst.rows, self.inst.cols), leaf, dtype=np.int64)
@@ -509,7 +621,7 @@ class _Planner:
                     ):
                         best = found
             options.extend(found_by.values())
-        if not fits or self.split_too:
+        if not pinned and (not fits or self.split_too):
             cheap_split = self._split_cheap(level, kids)
             if best is None or (self.beats(cheap_split, best) and not self.out_of_time()):
                 found = self.split(level, kids, best, quick)
@@ -517,6 +629,9 @@ class _Planner:
             else:
                 self.expired |= self.beats(cheap_split, best)
                 options.append(self._cut(cheap_split, best.leaves))
+        if not options:
+            none = (math.inf,) * self.levels
+            return _Candidate(np.zeros((0, 0), dtype=np.int64), none, none, "infeasible")
         chosen = self._best(options)
         bounds = min((o.bounds for o in options), key=self.key)
         floors = [o.floor or o.bounds for o in options]
@@ -569,8 +684,11 @@ class _Planner:
     ) -> _Candidate:
         """The job spanning the switches ``kids`` of ``level``: exact there, then down (or a
         cut class when ``placement/exact-mip`` proves that level worse than ``incumbent``)."""
-        caps = tuple(int(self.tree.capacity[level][k]) for k in kids)
-        single = self.single(caps, self._stop_at(level, incumbent), quick)
+        units = self.units
+        coarse = units is not None and level <= units.level
+        divisor = units.size if coarse and units is not None else 1
+        caps = tuple(int(self.room[level][k]) // divisor for k in kids)
+        single = self.single(caps, self._stop_at(level, incumbent), quick, coarse)
         if single.stopped:
             cheap = list(self._split_cheap(level, kids))
             cheap[level] = max(cheap[level], single.bound)
@@ -579,7 +697,7 @@ class _Planner:
             assert incumbent is not None
             return self._cut(tuple(cheap), incumbent.leaves)
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
-        leaves = self.walk(level, grid)
+        leaves = self.walk(level, grid, coarse)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
         bounds = [0.0] * level + [single.bound]
         current = kids
@@ -592,7 +710,15 @@ class _Planner:
             bound = max(bounds[-1], self.cheap(below))
             if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
                 if not self.out_of_time():
-                    bound = max(bound, self.single(below).bound)
+                    if units is not None and lv <= units.level:
+                        in_units = tuple(
+                            int(self.room[lv][c]) // units.size
+                            for c in current
+                            if self.room[lv][c] >= units.size
+                        )
+                        bound = max(bound, self.single(in_units, coarse=True).bound)
+                    else:
+                        bound = max(bound, self.single(below).bound)
                 # for lex a level left unproven leaves the levels below unprovable
                 proving = self.inst.objective.mode == "weighted" or round(bound, DIGITS) >= round(
                     scores[lv], DIGITS
@@ -603,44 +729,124 @@ class _Planner:
         how += ", proven)" if single.proven else ", unproven)"
         return _Candidate(leaves, scores, tuple(bounds), how)
 
-    def walk(self, level: int, grid: np.ndarray) -> np.ndarray:
-        """From the switches of ``level`` of every cell down to the leaves, one level at a
-        time: each switch's cells on its children (:func:`assign_leaves`)."""
+    def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
+        """From the switches of ``level`` of every cell (of every coarse cell when
+        ``coarse``) down to the leaves, one level at a time: each switch's cells on its
+        children (:func:`assign_leaves`); coarse cells become cells at the slices' level."""
+        units = self.units
         for lv in range(level, self.levels - 1):
-            grid = self.step(lv, grid)
+            if coarse and units is not None and lv == units.level:
+                grid, coarse = units.expand(grid), False
+            grid = self.step(lv, grid, coarse)
+        if coarse and units is not None:
+            grid = units.expand(grid)
         return grid
 
-    def step(self, level: int, grid: np.ndarray) -> np.ndarray:
-        """Each level-``level`` switch's cells on its children with a free node."""
-        inst, tree = self.inst, self.tree
+    def step(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
+        """Each level-``level`` switch's cells on its children with room (for coarse cells:
+        room for whole slices)."""
+        inst = self.inst
+        units = self.units if coarse else None
+        size = units.size if units is not None else 1
         used = sorted(set(grid.ravel().tolist()))
         index = {s: i for i, s in enumerate(used)}
         kids = [
-            [c for c in self.children[level][s] if tree.capacity[level + 1][c] > 0] for s in used
+            [c for c in self.children[level][s] if self.room[level + 1][c] >= size] for s in used
         ]
         pods = tuple(
             Minipod.from_leaves(
                 f"s{s}",
                 [
                     Leaf(
-                        f"k{c}", tuple(f"{c}:{i}" for i in range(int(tree.capacity[level + 1][c])))
+                        f"k{c}",
+                        tuple(f"{c}:{i}" for i in range(int(self.room[level + 1][c]) // size)),
                     )
                     for c in kids[i]
                 ],
             )
             for i, s in enumerate(used)
         )
-        step = PlacementInstance(
-            "step", pods, inst.dp, inst.tp, inst.pp, inst.alpha, gpus_per_node=inst.gpus_per_node
-        )
+        rows, cols = grid.shape
+        step = PlacementInstance("step", pods, rows, 1, cols, inst.alpha, gpus_per_node=1)
         matrix = np.vectorize(index.__getitem__, otypes=[np.int64])(grid)
         found = assign_leaves(step, Placement(tuple(map(tuple, matrix.tolist()))), self.out_of_time)
         local = np.asarray(found.leaves, dtype=np.int64)
         out = np.empty_like(grid)
-        for r in range(grid.shape[0]):
-            for c in range(grid.shape[1]):
+        for r in range(rows):
+            for c in range(cols):
                 out[r, c] = kids[matrix[r, c]][local[r, c]]
         return out
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Slices as coarse cells, for the walk at and above the slices' level: ``size`` ranks
+    of one slice go together into one switch of ``level``. Two shapes keep the coarse job a
+    matrix whose spreads are the job's: a slice inside a column (``size`` divides ``rows``:
+    coarse cell ``(r // size, c)``), or a run of whole columns (``size = m * rows`` with
+    ``m`` dividing ``cols``: coarse cell ``(0, c // m)``)."""
+
+    size: int
+    level: int
+    rows: int
+    cols: int
+    down: int
+    across: int
+
+    @staticmethod
+    def of(instance: PlacementInstance) -> _Units | None:
+        """The coarse cells of the instance's one slice rule, ``None`` without one.
+
+        Raises
+        ------
+        ValueError
+            When the walk cannot keep the slices whole (two rules, or a slice across
+            columns that are not whole): :class:`LevelsSolver` then falls back.
+        """
+        rules = slice_rules(instance)
+        if not rules:
+            return None
+        if len(rules) > 1:
+            raise ValueError("two slice rules (a slice and a segment)")
+        size, level, field = rules[0]
+        rows, cols = instance.rows, instance.cols
+        if rows % size == 0:
+            return _Units(size, level, rows // size, cols, size, 1)
+        if size % rows == 0 and cols % (size // rows) == 0:
+            return _Units(size, level, 1, cols // (size // rows), rows, size // rows)
+        raise ValueError(f"{field} {size} cuts columns of {rows} nodes")
+
+    def expand(self, grid: np.ndarray) -> np.ndarray:
+        """The cells' switches from the coarse cells' (each coarse cell's cells with it)."""
+        return np.repeat(np.repeat(grid, self.down, axis=0), self.across, axis=1)
+
+
+def _slices_in_order(instance: PlacementInstance, tree: Tree) -> Placement | None:
+    """The job's slices in rank order, each on the leaf with the least room that holds it
+    whole (best fit), when every slice rule is at the leaves or coarser: a leaf holds a slice
+    of any rule. ``None`` when the leaves cannot hold them that way."""
+    rules = slice_rules(instance)
+    size = max((s for s, _, _ in rules), default=1)
+    free = tree.leaf_free.copy()
+    level = job_level(instance, tree)
+    candidates = np.arange(tree.n_leaves)
+    if level is not None:
+        best = int(np.argmax(room(instance, tree, level)))
+        candidates = candidates[tree.switch[level] == best]
+    cells = []
+    for _ in range(instance.n_nodes // size):
+        fit = [k for k in candidates.tolist() if free[k] >= size]
+        if not fit:
+            return None
+        k = min(fit, key=lambda k: (free[k], k))
+        free[k] -= size
+        cells += [k] * size
+    rows = instance.rows
+    grid = np.zeros((rows, instance.cols), dtype=np.int64)
+    for rank, k in enumerate(cells):
+        grid[rank % rows, rank // rows] = k
+    placement = placement_from_leaves(instance, tree, grid)
+    return None if check(instance, placement) else placement
 
 
 def _fill(caps: Sequence[int], rows: int, cols: int) -> list[list[int]]:

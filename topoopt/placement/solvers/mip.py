@@ -84,7 +84,11 @@ its overrun of model building and teardown)."""
 def weighted_reason(instance: PlacementInstance) -> str | None:
     """Why an exact solver of the minipod level cannot solve ``instance``: its objective
     weighs the levels below (``None`` for ``top`` and ``lex``, whose objective value is the
-    minipod score)."""
+    minipod score), or it states constraints."""
+    from topoopt.placement.constraints import unhonoured_reason
+
+    if instance.constraints:
+        return unhonoured_reason(instance)
     if instance.objective.mode == "weighted":
         return (
             "its objective weighs every level of the tree (objective.levels 'weighted') and "
@@ -108,6 +112,13 @@ class CoarseMipSolver(MipSolver):
     name = "placement/coarse-mip"
     family = "placement"
     formulation = "topoopt.placement.formulations.coarse"
+
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        from topoopt.placement.constraints import unhonoured_reason
+
+        return unhonoured_reason(instance)
 
     def start(self, instance: PlacementInstance, *, unit: str = "pp", **opts: Any) -> Placement:
         """The closed-form start of ``unit`` (whole units, or units laid end to end)."""

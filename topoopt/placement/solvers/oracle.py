@@ -33,12 +33,14 @@ its partial spreads at every level (which only grow) are no better than the incu
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
+from topoopt.placement.constraints import infeasible_reason, job_level, slice_rules, violations
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement, check, evaluate
 from topoopt.placement.solvers._budget import deadline
@@ -242,9 +244,12 @@ class _Search:
             entering = True
 
 
-def enumerate_levels_naive(instance: PlacementInstance) -> tuple[tuple[float, ...], Placement]:
+def enumerate_levels_naive(
+    instance: PlacementInstance,
+) -> tuple[tuple[float, ...], Placement | None]:
     """The least objective key (:func:`~topoopt.placement.tree.objective_key`) over every map
-    of cells to leaves (``K ** (rows * cols)``, tiny instances only) and a placement with it.
+    of cells to leaves that respects the constraints (``K ** (rows * cols)``, tiny instances
+    only) and a placement with it (``((), None)`` when no map respects them).
 
     Examples
     --------
@@ -257,15 +262,22 @@ def enumerate_levels_naive(instance: PlacementInstance) -> tuple[tuple[float, ..
     tree = build_tree(instance)
     rows, cols = instance.rows, instance.cols
     free = tree.leaf_free
+    level = job_level(instance, tree)
     best: tuple[tuple[float, ...], np.ndarray] | None = None
     for flat in itertools.product(range(tree.n_leaves), repeat=rows * cols):
         leaves = np.reshape(np.asarray(flat, dtype=np.int64), (rows, cols))
         if (np.bincount(leaves.ravel(), minlength=tree.n_leaves) > free).any():
             continue
+        if instance.constraints and (
+            violations(instance, tree, leaves)
+            or (level is not None and len(np.unique(tree.switch[level][leaves])) > 1)
+        ):
+            continue
         key = objective_key(instance, scores_of_leaves(instance, tree, leaves))
         if best is None or key < best[0]:
             best = (key, leaves)
-    assert best is not None, "instances are validated to have enough free nodes"
+    if best is None:
+        return (), None
     return best[0], placement_from_leaves(instance, tree, best[1])
 
 
@@ -279,12 +291,14 @@ class _LevelSearch:
     partial objective key is not below the incumbent's is cut.
     """
 
-    def __init__(
-        self, instance: PlacementInstance, tree: Tree, ctx: SolveContext, symmetric: bool = True
-    ) -> None:
+    def __init__(self, instance: PlacementInstance, tree: Tree, ctx: SolveContext) -> None:
         self.inst, self.tree = instance, tree
         self.expired = deadline(ctx, instance)
-        self.symmetric = symmetric
+        # slices name ranks: rows and columns are then not interchangeable
+        self.symmetric = not instance.constraints.rank_bound
+        self.job_level = job_level(instance, tree)
+        self.rules = [(size, level) for size, level, _ in slice_rules(instance)]
+        self.max_leaves = instance.constraints.max_switches
         self.levels = tree.n_levels
         self.up = tree.switch.tolist()
         self.free = tree.leaf_free.tolist()
@@ -295,8 +309,16 @@ class _LevelSearch:
             self.prev_in_class[k] = last.get((parent[k], f), -1)
             last[parent[k], f] = k
         start = self._greedy()
-        self.best = start
+        self.best: np.ndarray | None = start
         self.best_key = objective_key(instance, scores_of_leaves(instance, tree, start))
+        if instance.constraints and (
+            violations(instance, tree, start)
+            or (
+                self.job_level is not None
+                and len(set(tree.switch[self.job_level][start].ravel().tolist())) > 1
+            )
+        ):
+            self.best, self.best_key = None, (math.inf,) * len(self.best_key)
         self.nodes = 0
         self.timed_out = False
 
@@ -331,6 +353,36 @@ class _LevelSearch:
         row_use = [[0] * rows for _ in range(levels)]
         col_use = [[0] * cols for _ in range(levels)]
         col_tight = [True] * cols
+        # constraints: the job's switch at job_level, each slice's switch at its level
+        job_level, job_count = self.job_level, [0]
+        job_switch = [-1]
+        rules = self.rules
+        slice_switch = [[-1] * (rows * cols // size) for size, _ in rules]
+        slice_count = [[0] * (rows * cols // size) for size, _ in rules]
+        leaves_used = [0]
+        max_leaves = self.max_leaves
+
+        def allowed(r: int, c: int, k: int) -> bool:
+            if job_level is not None and job_count[0] and up[job_level][k] != job_switch[0]:
+                return False
+            rank = c * rows + r
+            for i, (size, level) in enumerate(rules):
+                t = rank // size
+                if slice_count[i][t] and up[level][k] != slice_switch[i][t]:
+                    return False
+            return not (max_leaves is not None and count[k] == 0 and leaves_used[0] >= max_leaves)
+
+        def bind(r: int, c: int, k: int, sign: int) -> None:
+            if job_level is not None:
+                job_count[0] += sign
+                job_switch[0] = up[job_level][k] if job_count[0] else -1
+            rank = c * rows + r
+            for i, (size, level) in enumerate(rules):
+                t = rank // size
+                slice_count[i][t] += sign
+                slice_switch[i][t] = up[level][k] if slice_count[i][t] else -1
+            if (sign > 0 and count[k] == 1) or (sign < 0 and count[k] == 0):
+                leaves_used[0] += sign
 
         def place(r: int, c: int, k: int, sign: int) -> None:
             count[k] += sign
@@ -375,7 +427,10 @@ class _LevelSearch:
                     continue
                 if ctight and k < left:
                     continue
+                if not allowed(r, c, k):
+                    continue
                 place(r, c, k, 1)
+                bind(r, c, k, 1)
                 new_col = [max(m, col_use[lv][c]) for lv, m in enumerate(max_col)]
                 new_row = [max(m, row_use[lv][r]) for lv, m in enumerate(max_row)]
                 if self._key(new_col, new_row) < self.best_key:
@@ -389,6 +444,7 @@ class _LevelSearch:
                     grid[r][c] = -1
                     col_tight[c] = saved
                 place(r, c, k, -1)
+                bind(r, c, k, -1)
                 if self.timed_out:
                     return
 
@@ -411,7 +467,7 @@ class EnumerateSolver(Solver):
     gives_bound = True
 
     def _solve(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
-        if instance.objective.multilevel:
+        if instance.objective.multilevel or instance.constraints:
             return self._levels(instance, ctx)
         search = _Search(instance, ctx)
         search.run()
@@ -422,12 +478,29 @@ class EnumerateSolver(Solver):
 
     @staticmethod
     def _levels(instance: PlacementInstance, ctx: SolveContext) -> Attempt:
-        """Every level: the search over cells to leaves (:class:`_LevelSearch`)."""
+        """Every level, or constraints: the search over cells to leaves
+        (:class:`_LevelSearch`)."""
         tree = build_tree(instance)
+        reason = infeasible_reason(instance, tree)
+        if reason is not None:
+            return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
         search = _LevelSearch(instance, tree, ctx)
         search.run()
-        best = placement_from_leaves(instance, tree, search.best)
         message = f"{search.nodes} search nodes over the leaves"
+        if search.best is None:
+            if search.timed_out:
+                return Attempt(None, TerminationReason.TIME_LIMIT, message=message)
+            return Attempt(
+                None,
+                TerminationReason.INFEASIBLE,
+                message=f"constraints: no placement respects {_fields(instance)} ({message})",
+            )
+        best = placement_from_leaves(instance, tree, search.best)
         if search.timed_out:
             return Attempt(best, TerminationReason.TIME_LIMIT, message=message)
         return Attempt(best, TerminationReason.OPTIMAL, proven_optimal=True, message=message)
+
+
+def _fields(instance: PlacementInstance) -> str:
+    """The constraints of ``instance`` as ``constraints.<field>`` names."""
+    return ", ".join(f"constraints.{name}" for name in instance.constraints.to_dict())
