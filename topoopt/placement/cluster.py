@@ -107,7 +107,9 @@ def from_topology(
         One minipod per switch of ``level`` that has a free node (switches without one
         cannot host a cell and are left out), its leaves the switches below it with their
         free nodes, in topology order; labels ``topology`` and ``level``; the topology's
-        names of the levels from ``level`` down to the leaves (``level_names``).
+        names of the levels from ``level`` down to the leaves (``level_names``) and, for a
+        Slurm block topology placed down to its base blocks, its ``BlockSizes`` of those
+        levels (``block_sizes``).
 
     Raises
     ------
@@ -148,8 +150,14 @@ def from_topology(
     top = topology.level(level)
     low = top + 1 if leaf_level is None else topology.level(leaf_level)
     names: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
     if low < topology.depth and any(pod.leaves for pod in minipods):
         names = tuple(topology.levels[top : low + 1])
+        if topology.kind == "block" and low == topology.depth - 1:
+            # Slurm BlockSizes are base first; the base blocks are the leaves
+            sizes = tuple(topology.block_sizes[: low - top + 1])
+            if len(sizes) != low - top + 1:
+                sizes = ()
     return PlacementInstance(
         name or f"{topology.name or 'cluster'}-{label}",
         minipods,
@@ -160,6 +168,7 @@ def from_topology(
         gpus_per_node=gpus_per_node,
         labels={"topology": topology.name or "cluster", "level": label},
         level_names=names,
+        block_sizes=sizes,
         objective=as_objective(objective),
         constraints=as_constraints(constraints),
     )

@@ -33,7 +33,11 @@ def slice_rules(instance: PlacementInstance) -> list[tuple[int, int, str]]:
         assert c.slice_level is not None
         out.append((c.slice_size, instance.level(c.slice_level), "constraints.slice_size"))
     if c.segment is not None and c.segment > 1 and instance.n_nodes > c.segment:
-        out.append((c.segment, instance.n_levels - 1, "constraints.segment"))
+        level: int | None = instance.n_levels - 1
+        if c.block:  # Slurm topology/block: the smallest block that holds a segment
+            level = instance.block_level(c.segment)
+        assert level is not None, "validated by the instance"
+        out.append((c.segment, level, "constraints.segment"))
     return out
 
 
@@ -61,6 +65,8 @@ def job_level(instance: PlacementInstance, tree: Tree) -> int | None:
     c = instance.constraints
     if c.required_level is not None:
         return instance.level(c.required_level)
+    if c.block and (c.segment is None or instance.n_nodes <= c.segment):
+        return instance.block_level(instance.n_nodes)  # Slurm: one block that holds the job
     if c.preferred_level is None:
         return None
     n = instance.n_nodes
@@ -84,13 +90,14 @@ def violations(instance: PlacementInstance, tree: Tree, leaves: np.ndarray) -> l
     c = instance.constraints
     out: list[str] = []
     names = instance.levels
-    if c.required_level is not None:
-        level = instance.level(c.required_level)
+    level = job_level(instance, tree) if c.required_level is not None or c.block else None
+    if level is not None:
         used = np.unique(tree.switch[level][leaves])
         if len(used) > 1:
             shown = ", ".join(tree.switch_names[level][s] for s in used[:4].tolist())
+            field = "required_level" if c.required_level is not None else "block"
             out.append(
-                f"constraints.required_level: the job is on {len(used)} {names[level]} "
+                f"constraints.{field}: the job is on {len(used)} {names[level]} "
                 f"switches ({shown}), not one"
             )
     for size, level, field in slice_rules(instance):
@@ -138,11 +145,12 @@ def infeasible_reason(instance: PlacementInstance, tree: Tree) -> str | None:
     n = instance.n_nodes
     names = instance.levels
     level = job_level(instance, tree)
-    if c.required_level is not None and level is not None:
+    if (c.required_level is not None or c.block) and level is not None:
         most = int(room(instance, tree, level).max())
         if most < n:
+            field = "required_level" if c.required_level is not None else "block"
             return (
-                f"constraints.required_level: no {names[level]} can hold the job's {n} nodes "
+                f"constraints.{field}: no {names[level]} can hold the job's {n} nodes "
                 f"(the most one can is {most})"
             )
     for size, at, field in slice_rules(instance):

@@ -19,6 +19,7 @@ Every generator checks its options first and raises
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -406,6 +407,28 @@ def levels_tree(
     return out
 
 
+def _blocks() -> PlacementInstance:
+    """A Slurm topology/block cluster: two aggregated blocks of two base blocks of 4 nodes
+    (``BlockSizes=4,8``), some nodes busy."""
+    base = tree_instance("blocks", [[[3, 3]], [[4, 1]]], rows=3, cols=2, alpha=0.5,
+                         level_names=("block8", "block4", "block"))  # fmt: skip
+    pods = tuple(
+        Minipod.from_leaves(pod.name, [Leaf(leaf.name, leaf.nodes) for leaf in pod.leaves])
+        for pod in base.minipods
+    )
+    return PlacementInstance(
+        "slurm-blocks",
+        pods,
+        3,
+        8,
+        2,
+        0.5,
+        level_names=("block8", "block"),
+        block_sizes=(4, 8),
+        objective=LevelObjective("lex"),
+    )
+
+
 def examples() -> list[PlacementInstance]:
     """Small fixed instances for the conformance suite (each solved by the oracle quickly)."""
     return [
@@ -422,6 +445,7 @@ def examples() -> list[PlacementInstance]:
             alpha=0.6,
             objective={"levels": "weighted", "weights": [4, 2, 1]},
         ),
+        _blocks(),
         tree_instance(
             "tree-slices",
             [[[4, 2], [3]], [[4], [2, 2]]],
@@ -434,10 +458,13 @@ def examples() -> list[PlacementInstance]:
 
 
 def slow_examples() -> list[PlacementInstance]:
-    """The instance on which the solvers need the longest (the time-limit check of the
+    """The instances on which the solvers need the longest (the time-limit check of the
     conformance suite): issue #14's 32-minipod class, uneven free counts up to 128, a 128 x 8
-    job."""
-    return list(uneven(seed=0, count=1, minipods=32, rows=128, cols=8))
+    job; and issue #30's 16,384-node tree (4 x 16 x 16 x 16, lex objective, Slurm block
+    sizes 16, 256, 4096), a 512 x 8 job."""
+    tree = levels_tree(seed=0, rows=512, cols=8)[0]
+    blocks = dataclasses.replace(tree, block_sizes=(16, 256, 4096))
+    return [*uneven(seed=0, count=1, minipods=32, rows=128, cols=8), blocks]
 
 
 GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {

@@ -63,6 +63,7 @@ def import_placement(
     slice_level: str | None = None,
     segment: int | None = None,
     switches: int | None = None,
+    slurm_block: bool = False,
 ) -> tuple[PlacementInstance, str]:
     """The placement instance of a job on a real cluster, and a one-line summary.
 
@@ -81,6 +82,7 @@ def import_placement(
         "slice_level": None if slice_level is None else _level(slice_level),
         "segment": segment,
         "max_switches": switches,
+        "block": True if slurm_block else None,
     }
     instance = from_topology(
         topology,
@@ -207,6 +209,13 @@ IMPORTER = Importer(
             "--switches",
             "Slurm --switches=count: at most this many leaf switches.",
             type=int,
+        ),
+        ImportOption(
+            "slurm_block",
+            "--slurm-block",
+            "Slurm topology/block: the job (each --segment) inside one block of the smallest "
+            "BlockSizes size that holds it (a block topology placed down to its base blocks).",
+            type=bool,
         ),
     ),
 )

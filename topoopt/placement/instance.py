@@ -352,6 +352,7 @@ CONSTRAINT_FIELDS = (
     "slice_level",
     "segment",
     "max_switches",
+    "block",
 )
 """The fields of :class:`Constraints`, in JSON order."""
 
@@ -385,6 +386,11 @@ class Constraints:
         them, and a job within one segment is not constrained (Slurm: "no effect").
     max_switches
         Slurm ``--switches=count``: at most this many leaves (leaf switches) in all.
+    block
+        Slurm topology/block (``True``): the job inside one block of the smallest size of
+        the instance's ``block_sizes`` that holds it (anywhere when none does), and each
+        segment inside one block of the smallest size that holds a segment (a segment
+        larger than every block is refused). Needs ``topology.block_sizes``.
 
     Examples
     --------
@@ -400,8 +406,13 @@ class Constraints:
     slice_level: str | int | None = None
     segment: int | None = None
     max_switches: int | None = None
+    block: bool | None = None
 
     def __post_init__(self) -> None:
+        if self.block is not None and not isinstance(self.block, bool):
+            raise InvalidInstanceError("block", f"must be true or false, got {self.block!r}")
+        if self.block is False:
+            object.__setattr__(self, "block", None)
         for name in ("slice_size", "segment", "max_switches"):
             value = getattr(self, name)
             if value is not None:
@@ -523,6 +534,11 @@ class PlacementInstance(Instance["PlacementResult"]):
         What the placement must respect (:class:`Constraints`, or its JSON object): a
         required or preferred level, slices, Slurm segments and switch counts. Levels are
         stored by name; a slice size or segment that does not divide the job is refused.
+    block_sizes
+        Slurm topology/block's ``BlockSizes`` for an instance whose leaves are base blocks:
+        one size per level, the leaves' (base) first, each a power-of-two multiple of the
+        one before (JSON ``topology.block_sizes``). Used by the ``block`` constraint and
+        ``placement/slurm-block``.
 
     Notes
     -----
@@ -560,6 +576,7 @@ class PlacementInstance(Instance["PlacementResult"]):
     level_names: tuple[str, ...] = ()
     objective: LevelObjective = field(default_factory=LevelObjective)
     constraints: Constraints = field(default_factory=Constraints)
+    block_sizes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -626,6 +643,7 @@ class PlacementInstance(Instance["PlacementResult"]):
                 "top first",
             )
         put(self, "objective", objective)
+        put(self, "block_sizes", self._check_block_sizes())
         put(self, "constraints", self._resolve_constraints(as_constraints(self.constraints)))
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
@@ -638,6 +656,39 @@ class PlacementInstance(Instance["PlacementResult"]):
         """Levels between the minipods and the leaves: the length of every leaf's
         :attr:`Leaf.path` (0 without leaves or paths)."""
         return next((len(leaf.path) for pod in self.minipods for leaf in pod.leaves), 0)
+
+    def _check_block_sizes(self) -> tuple[int, ...]:
+        """Slurm's ``BlockSizes``: one per level (the leaves are the base blocks, each level
+        above a power-of-two multiple of the one below)."""
+        sizes = v.as_tuple(self.block_sizes, "topology.block_sizes")
+        out = tuple(
+            v.as_int(s, f"topology.block_sizes[{i}]", minimum=1) for i, s in enumerate(sizes)
+        )
+        if not out:
+            return out
+        if len(out) != self.n_levels:
+            raise InvalidInstanceError(
+                "topology.block_sizes",
+                f"gives {len(out)} sizes for {self.n_levels} level(s): one per level, the base "
+                "block (the leaves) first",
+            )
+        for i in range(1, len(out)):
+            ratio, rest = divmod(out[i], out[i - 1])
+            if rest or ratio < 2 or ratio & (ratio - 1):
+                raise InvalidInstanceError(
+                    f"topology.block_sizes[{i}]",
+                    f"must be a power-of-two multiple (2, 4, ...) of {out[i - 1]} (Slurm "
+                    f"BlockSizes), got {out[i]}",
+                )
+        return out
+
+    def block_level(self, size: int) -> int | None:
+        """The level of the smallest block of ``block_sizes`` that holds ``size`` nodes
+        (``None`` without block sizes or when none does; Slurm's ``_get_block_level``)."""
+        for i, s in enumerate(self.block_sizes):
+            if s >= size:
+                return self.n_levels - 1 - i
+        return None
 
     def _resolve_constraints(self, given: Constraints) -> Constraints:
         """The constraints with their levels as names, checked against the job and levels."""
@@ -671,6 +722,21 @@ class PlacementInstance(Instance["PlacementResult"]):
                 f"{given.segment} does not divide the job's {n} nodes (Slurm: a job larger "
                 "than a segment is a whole number of segments)",
             )
+        if given.block:
+            if not self.block_sizes:
+                raise InvalidInstanceError(
+                    "constraints.block", "needs topology.block_sizes (Slurm BlockSizes)"
+                )
+            if (
+                given.segment is not None
+                and n > given.segment
+                and self.block_level(given.segment) is None
+            ):
+                raise InvalidInstanceError(
+                    "constraints.segment",
+                    f"{given.segment} is larger than every block (topology.block_sizes "
+                    f"{list(self.block_sizes)})",
+                )
         return Constraints(**resolved)
 
     @property
@@ -762,6 +828,8 @@ class PlacementInstance(Instance["PlacementResult"]):
         out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}
         if self.level_names:
             out["topology"]["level_names"] = list(self.level_names)
+        if self.block_sizes:
+            out["topology"]["block_sizes"] = list(self.block_sizes)
         out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
         out["alpha"] = self.alpha
         if self.objective.multilevel:
@@ -812,6 +880,7 @@ class PlacementInstance(Instance["PlacementResult"]):
             gpus_per_node=topology.get("gpus_per_node", DEFAULT_GPUS_PER_NODE),
             labels=data.get("labels", {}),
             level_names=topology.get("level_names", ()),
+            block_sizes=topology.get("block_sizes", ()),
             objective=as_objective(data.get("objective")),
             constraints=as_constraints(data.get("constraints")),
         )

@@ -78,6 +78,11 @@ CONSTRAINTS = obj(
         },
         "segment": integer(1, description="Slurm --segment: ranks per leaf-level segment."),
         "max_switches": integer(1, description="Slurm --switches: most leaves in all."),
+        "block": {
+            "type": "boolean",
+            "description": "Slurm topology/block: the job (each segment) in one block of the "
+            "smallest BlockSizes size that holds it.",
+        },
     },
     (),
     "Rules the placement must respect (docs/levels.md).",
@@ -98,6 +103,10 @@ SCHEMA = instance_schema(
                     NAME,
                     description="Names of the levels, top first: the minipods, each level of "
                     "the leaves' paths, the leaves.",
+                ),
+                "block_sizes": array(
+                    integer(1),
+                    description="Slurm BlockSizes, one per level, the leaves' (base blocks) first.",
                 ),
             },
             ["minipods"],
