@@ -64,6 +64,7 @@ def import_placement(
     segment: int | None = None,
     switches: int | None = None,
     slurm_block: bool = False,
+    kueue_topology: str | None = None,
 ) -> tuple[PlacementInstance, str]:
     """The placement instance of a job on a real cluster, and a one-line summary.
 
@@ -71,9 +72,13 @@ def import_placement(
     ``<topology file stem>-level<level>``.
     """
     from topoopt.placement.cluster import from_topology
-    from topoopt.topology import load_topology, read_free
+    from topoopt.topology import TopologyError, kueue_levels, load_topology, read_free
+    from topoopt.topology._slurm import _read_text
 
     keys = [key.strip() for key in labels.split(",") if key.strip()] if labels else None
+    if kueue_topology is not None:  # the levels of a Kueue Topology object
+        keys = kueue_levels(_read_text(kueue_topology), kueue_topology)
+        fmt = fmt or "k8s"
     topology = load_topology(topology_file, fmt, levels=keys)
     given = {
         "required_level": None if required_level is None else _level(required_level),
@@ -84,6 +89,24 @@ def import_placement(
         "max_switches": switches,
         "block": True if slurm_block else None,
     }
+    objective = _objective(levels)
+    every_level = objective.multilevel or any(
+        given[k] is not None for k in ("required_level", "preferred_level", "slice_level")
+    )
+    if leaf_level is None and every_level:
+        # a multi-level objective or a level constraint: keep every level below --level
+        leaf_level = "-1"
+        if not topology.balanced:
+            deepest = topology.depth - 1
+            short = next(
+                s for s in topology.switches if s.is_leaf and topology.depth_of(s.name) != deepest
+            )
+            raise TopologyError(
+                f"levels of uneven depth: leaf switch {short.name!r} is at depth "
+                f"{topology.depth_of(short.name)}, the deepest at {deepest} (every level is "
+                "kept for --levels and level constraints; give --leaf-level to choose one)",
+                source=topology_file,
+            )
     instance = from_topology(
         topology,
         level=_level(level),
@@ -95,7 +118,7 @@ def import_placement(
         alpha=alpha,
         gpus_per_node=gpus_per_node,
         name=name or f"{Path(topology_file).stem}-level{level}",
-        objective=_objective(levels),
+        objective=objective,
         constraints={k: v for k, v in given.items() if v is not None},
     )
     pods = ", ".join(f"{m.name} {m.free_nodes}" for m in instance.minipods)
@@ -123,7 +146,7 @@ IMPORTER = Importer(
             "fmt",
             "--format",
             "Format of --topology (default: guessed from its content).",
-            choices=("slurm", "slurm-yaml", "topograph", "k8s", "json"),
+            choices=("slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json"),
         ),
         ImportOption(
             "labels",
@@ -141,7 +164,8 @@ IMPORTER = Importer(
             "leaf_level",
             "--leaf-level",
             "The level below --level whose switches are the minipods' leaves (default: the "
-            "next one down; placement/hierarchical places on them).",
+            "next one down; with --levels lex/weighted or a level constraint, the deepest: "
+            "every level is kept).",
         ),
         ImportOption(
             "free",
@@ -209,6 +233,13 @@ IMPORTER = Importer(
             "--switches",
             "Slurm --switches=count: at most this many leaf switches.",
             type=int,
+        ),
+        ImportOption(
+            "kueue_topology",
+            "--kueue-topology",
+            "A Kueue Topology object (YAML): its levels' node labels, with --topology the "
+            "nodes (kubectl get nodes -o json).",
+            is_file=True,
         ),
         ImportOption(
             "slurm_block",
