@@ -132,7 +132,7 @@ def test_bench_names_an_unknown_solver_with_suggestions_from_the_suites_families
         "placement/coarse-mip, placement/exact-mip?"
     )
     line = error_line(invoke("bench", str(suite), "--solvers", "best-fti", "--out", out))
-    assert line.endswith("did you mean placement/best-fit?")
+    assert line.endswith("did you mean placement/best-fit, placement/kueue-best-fit?")
     assert not Path(out).exists()
 
 

@@ -160,3 +160,86 @@ def raw_forms(draw: st.DrawFn, instance: PlacementInstance) -> dict[str, object]
         "gpus_per_node": draw(_integer_forms(instance.gpus_per_node)),
         "labels": dict(instance.labels),
     }
+
+
+@st.composite
+def tree_instances(
+    draw: st.DrawFn,
+    *,
+    max_cells: int = 6,
+    max_pods: int = 2,
+    max_groups: int = 2,
+    max_leaves: int = 2,
+    max_free: int = 3,
+    objective: str | None = None,
+) -> PlacementInstance:
+    """Small three-level trees (minipods -> groups -> leaves with 0 to ``max_free`` free
+    nodes; a minipod may list no leaves) and a job they hold, with a ``lex`` or ``weighted``
+    objective (``objective`` forces one; weights 0 to 4 per level, one positive)."""
+    rows = draw(st.integers(1, max_cells))
+    cols = draw(st.integers(1, max_cells // rows))
+    n = rows * cols
+    pods: list[Minipod] = []
+    count = 0
+    for j in range(draw(st.integers(1, max_pods))):
+        leaves = []
+        for g in range(draw(st.integers(1, max_groups))):
+            for k in range(draw(st.integers(1, max_leaves))):
+                free = draw(st.integers(0, max_free))
+                nodes = [f"n{count + i}" for i in range(free)]
+                count += free
+                leaves.append(Leaf(f"l{g}{k}", nodes, [f"g{g}"]))
+        pods.append(Minipod.from_leaves(f"p{j}", leaves))
+    if count < n:  # top up the last leaf so that the job fits
+        last = pods[-1]
+        leaf = last.leaves[-1]
+        extra = [f"n{count + i}" for i in range(n - count)]
+        bigger = Leaf(leaf.name, (*leaf.nodes, *extra), leaf.path)
+        pods[-1] = Minipod.from_leaves(last.name, (*last.leaves[:-1], bigger))
+    mode = objective or draw(st.sampled_from(["lex", "weighted"]))
+    weights: tuple[float, ...] = ()
+    if mode == "weighted":
+        weights = tuple(draw(st.lists(st.integers(0, 4), min_size=3, max_size=3)))
+        if not any(weights):
+            weights = (0, 0, 1)
+    alpha = draw(st.integers(0, 10)) / 10
+    return PlacementInstance(
+        "tree",
+        pods,
+        dp=rows,
+        tp=8,
+        pp=cols,
+        alpha=alpha,
+        objective={"levels": mode, "weights": weights} if weights else mode,
+    )
+
+
+@st.composite
+def constrained_tree_instances(draw: st.DrawFn, **options: object) -> PlacementInstance:
+    """:func:`tree_instances` with one or two constraints (a required or preferred level, a
+    slice that divides the job, a Slurm segment, a switch count), often infeasible."""
+    import dataclasses
+
+    instance = draw(tree_instances(**options))  # type: ignore[arg-type]
+    n = instance.n_nodes
+    divisors = [s for s in range(1, n + 1) if n % s == 0]
+    choices = ["required", "preferred", "slice", "segment", "switches"]
+    kinds = draw(st.lists(st.sampled_from(choices), min_size=1, max_size=2, unique=True))
+    if "required" in kinds and "preferred" in kinds:
+        kinds.remove("preferred")
+    if "slice" in kinds and "segment" in kinds:
+        kinds.remove("segment")
+    given: dict[str, object] = {}
+    level = draw(st.integers(0, 2))
+    if "required" in kinds:
+        given["required_level"] = level
+    if "preferred" in kinds:
+        given["preferred_level"] = level
+    if "slice" in kinds:
+        given["slice_size"] = draw(st.sampled_from(divisors))
+        given["slice_level"] = draw(st.integers(level if len(given) > 1 else 0, 2))
+    if "segment" in kinds:
+        given["segment"] = draw(st.sampled_from([*divisors, n + 1]))
+    if "switches" in kinds:
+        given["max_switches"] = draw(st.integers(1, 4))
+    return dataclasses.replace(instance, constraints=given)

@@ -73,7 +73,7 @@ def _independent(
 
 
 def _levels(metrics: dict[str, float]) -> dict[str, float]:
-    return {k: v for k, v in metrics.items() if k.startswith("level")}
+    return {k: v for k, v in metrics.items() if k.startswith("level") and k.endswith("_spread")}
 
 
 @pytest.mark.parametrize(("level", "paths"), [(0, 2), (1, 1)])

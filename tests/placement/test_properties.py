@@ -56,6 +56,11 @@ def test_exact_mip_equals_oracle(method, instance):
 def test_heuristics_feasible_and_never_beat_oracle(solver, instance):
     oracle = topoopt.solve(instance, "placement/enumerate")
     result = topoopt.solve(instance, solver)
+    if not topoopt.core.registry.solver_class(solver).complete and result.solution is None:
+        # a production placer may leave the job pending (Slurm's block plugin with no block
+        # that holds it, Kueue with no fit): it says why
+        assert result.termination.value in ("completed", "infeasible") and result.message
+        return
     assert result.is_ok, result.message
     assert check(instance, result.solution) == []
     assert result.objective >= oracle.objective - TOL

@@ -13,6 +13,7 @@ import inspect
 import math
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
@@ -23,7 +24,7 @@ from topoopt.core.seeding import normalize_seed
 from topoopt.core.status import SolutionStatus, TerminationReason
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     import numpy as np
 
@@ -54,6 +55,9 @@ class Attempt:
         ``solve_s``.
     message
         Free text for the user (backend messages, why nothing was found).
+    metrics
+        Figures only the solver knows (e.g. a proven bound per part of the objective),
+        added to the result's metrics after the family's figures of the solution.
     """
 
     solution: Any
@@ -63,6 +67,7 @@ class Attempt:
     build_s: float = 0.0
     solve_s: float = 0.0
     message: str = ""
+    metrics: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -337,6 +342,8 @@ class Solver(ABC):
                         f"reported bound {bound:g} contradicts the recomputed objective "
                         f"{objective:g}: the formulation disagrees with evaluate()"
                     )
+        for key, value in attempt.metrics.items():
+            metrics.setdefault(key, clean(float(value)))
         elapsed = time.perf_counter() - ctx.started
         build_s, solve_s = attempt.build_s, attempt.solve_s
         if build_s == 0.0 and solve_s == 0.0:

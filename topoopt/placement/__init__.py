@@ -62,7 +62,11 @@ FAMILY = Family(
     examples=generate.examples,
     slow_examples=generate.slow_examples,
     generators=generate.GENERATORS,
-    solver_modules=("topoopt.placement.solvers", "topoopt.placement.solvers.hierarchical"),
+    solver_modules=(
+        "topoopt.placement.solvers",
+        "topoopt.placement.solvers.hierarchical",
+        "topoopt.placement.solvers.levels",
+    ),
     oracle="placement/enumerate",
     tags=_tags,
     report_sections=(

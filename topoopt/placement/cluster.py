@@ -11,11 +11,20 @@ node of every node-level rank (see ``docs/placement.md``, "Rank order").
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Literal
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
 
 from topoopt.core.errors import InvalidInstanceError
-from topoopt.placement.instance import DEFAULT_GPUS_PER_NODE, Leaf, Minipod, PlacementInstance
+from topoopt.placement.instance import (
+    DEFAULT_GPUS_PER_NODE,
+    Constraints,
+    Leaf,
+    LevelObjective,
+    Minipod,
+    PlacementInstance,
+    as_constraints,
+    as_objective,
+)
 from topoopt.topology import FreeGroup, Switch, Topology
 
 
@@ -51,6 +60,8 @@ def from_topology(
     name: str | None = None,
     unknown: Literal["error", "ignore"] = "error",
     leaf_level: int | str | None = None,
+    objective: LevelObjective | str | Mapping[str, Any] | None = None,
+    constraints: Constraints | Mapping[str, Any] | None = None,
 ) -> PlacementInstance:
     """The placement instance of one job on the free nodes of ``topology``.
 
@@ -83,13 +94,22 @@ def from_topology(
         switches in between (top first; a branch ending above ``leaf_level`` repeats its
         lowest switch), and every result reports the DP/PP spreads at those levels
         (``level1_dp_spread``, ...).
+    objective
+        How the levels' scores combine (:class:`~topoopt.placement.instance.LevelObjective`,
+        a mode name such as ``"lex"``, or its JSON object; default ``top``).
+    constraints
+        Rules the placement must respect (:class:`~topoopt.placement.instance.Constraints`
+        or its JSON object; levels by the topology's names or by index from ``level``).
 
     Returns
     -------
     PlacementInstance
         One minipod per switch of ``level`` that has a free node (switches without one
         cannot host a cell and are left out), its leaves the switches below it with their
-        free nodes, in topology order; labels ``topology`` and ``level``.
+        free nodes, in topology order; labels ``topology`` and ``level``; the topology's
+        names of the levels from ``level`` down to the leaves (``level_names``) and, for a
+        Slurm block topology placed down to its base blocks, its ``BlockSizes`` of those
+        levels (``block_sizes``).
 
     Raises
     ------
@@ -127,6 +147,17 @@ def from_topology(
     if gpus_per_node is None:
         gpus_per_node = gpus_per_node_of(topology, [n for g in groups for n in g.node_names()])
     label = str(level)
+    top = topology.level(level)
+    low = top + 1 if leaf_level is None else topology.level(leaf_level)
+    names: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+    if low < topology.depth and any(pod.leaves for pod in minipods):
+        names = tuple(topology.levels[top : low + 1])
+        if topology.kind == "block" and low == topology.depth - 1:
+            # Slurm BlockSizes are base first; the base blocks are the leaves
+            sizes = tuple(topology.block_sizes[: low - top + 1])
+            if len(sizes) != low - top + 1:
+                sizes = ()
     return PlacementInstance(
         name or f"{topology.name or 'cluster'}-{label}",
         minipods,
@@ -136,6 +167,10 @@ def from_topology(
         alpha,
         gpus_per_node=gpus_per_node,
         labels={"topology": topology.name or "cluster", "level": label},
+        level_names=names,
+        block_sizes=sizes,
+        objective=as_objective(objective),
+        constraints=as_constraints(constraints),
     )
 
 

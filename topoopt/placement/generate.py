@@ -8,6 +8,9 @@
 * :func:`random_large` — jobs up to 512 nodes in clusters of 1000+ free nodes.
 * :func:`uneven` — issue #14's production-scale classes: uneven free counts (uniform on
   ``0..max_free``, a share of small minipods), a fixed or random job shape, ``tp = 8``.
+* :func:`levels_tree` — issue #30's multi-level trees (e.g. 4 x 16 x 16 x 16 nodes), every
+  node free with a probability drawn per leaf (a fragmented cluster), a lex or weighted
+  objective.
 
 Every generator checks its options first and raises
 :class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
@@ -16,6 +19,7 @@ Every generator checks its options first and raises
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +28,15 @@ import numpy as np
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.seeding import make_rng, normalize_seed
 from topoopt.core.validate import option_int
-from topoopt.placement.instance import Minipod, PlacementInstance
+from topoopt.placement.instance import (
+    Constraints,
+    Leaf,
+    LevelObjective,
+    Minipod,
+    PlacementInstance,
+    as_constraints,
+    as_objective,
+)
 
 PAPER_ALPHAS = (0.2, 0.5, 0.8)
 
@@ -279,6 +291,144 @@ def uneven(
     return out
 
 
+def tree_instance(
+    name: str,
+    free: Sequence[Sequence[Sequence[int]]] | np.ndarray,
+    *,
+    rows: int,
+    cols: int,
+    alpha: float,
+    objective: str | dict[str, object] | LevelObjective = "lex",
+    level_names: Sequence[str] = ("pod", "group", "rack"),
+    labels: dict[str, str] | None = None,
+    constraints: Constraints | dict[str, object] | None = None,
+) -> PlacementInstance:
+    """A three-level instance from ``free[p][g][k]``, the free nodes of rack ``k`` of group
+    ``g`` of pod ``p`` (nodes named ``n<p>-<g>-<k>-<i>``), ``tp = 8``.
+
+    Examples
+    --------
+    >>> inst = tree_instance("t", [[[2, 1], [3]], [[2]]], rows=2, cols=2, alpha=0.5)
+    >>> inst.levels, inst.capacities, inst.minipods[0].leaves[2].path
+    (('pod', 'group', 'rack'), (6, 2), ('g1',))
+    """
+    pods = []
+    for p, groups in enumerate(free):
+        leaves = [
+            Leaf(f"r{g}-{k}", tuple(f"n{p}-{g}-{k}-{i}" for i in range(int(f))), (f"g{g}",))
+            for g, racks in enumerate(groups)
+            for k, f in enumerate(racks)
+        ]
+        pods.append(Minipod.from_leaves(f"p{p}", leaves))
+    return PlacementInstance(
+        name,
+        tuple(pods),
+        rows,
+        8,
+        cols,
+        alpha,
+        labels=labels or {},
+        level_names=tuple(level_names),
+        objective=as_objective(objective),
+        constraints=as_constraints(constraints),
+    )
+
+
+def levels_tree(
+    seed: int = 0,
+    count: int = 1,
+    pods: int = 4,
+    groups: int = 16,
+    racks: int = 16,
+    nodes: int = 16,
+    min_free: float = 0.2,
+    max_free: float = 0.8,
+    rows: int = 64,
+    cols: int = 8,
+    alpha: float = 0.5,
+    objective: str = "lex",
+) -> list[PlacementInstance]:
+    """Fragmented multi-level clusters (issue #30): ``pods`` x ``groups`` x ``racks`` x
+    ``nodes`` nodes (4 x 16 x 16 x 16 = 16,384 by default), levels ``pod``, ``group``,
+    ``rack``.
+
+    Each rack draws a probability uniform on ``[min_free, max_free]`` and each of its nodes
+    is free with that probability (racks differ, as in a busy cluster); if the cluster
+    cannot hold the ``rows x cols`` job (``tp = 8``), more racks are freed in order.
+    ``objective`` is ``lex``, ``top`` or ``weighted`` (weights ``4^(L-1-l)``: 16, 4, 1).
+    Names look like ``tree-4x16x16x16-r64c8-s0-0``.
+
+    Examples
+    --------
+    >>> inst = levels_tree(seed=1, pods=2, groups=2, racks=2, nodes=4, rows=4, cols=2)[0]
+    >>> inst.levels, inst.n_minipods, len(inst.minipods[0].leaves), inst.n_nodes
+    (('pod', 'group', 'rack'), 2, 4, 8)
+    """
+    seed = normalize_seed(seed)
+    count = option_int("count", count, 1, MAX_COUNT)
+    pods, groups, racks, nodes = (
+        option_int(k, v, 1, MAX_NODES)
+        for k, v in (("pods", pods), ("groups", groups), ("racks", racks), ("nodes", nodes))
+    )
+    if pods * groups * racks * nodes > MAX_NODES:
+        raise InvalidOptionError(f"pods x groups x racks x nodes: at most {MAX_NODES:,} nodes")
+    rows = option_int("rows", rows, 1, MAX_NODES)
+    cols = option_int("cols", cols, 1, MAX_NODES)
+    if not 0.0 <= float(min_free) <= float(max_free) <= 1.0:
+        raise InvalidOptionError(
+            f"min_free, max_free: must satisfy 0 <= min_free <= max_free <= 1, got "
+            f"{min_free!r}, {max_free!r}"
+        )
+    if not 0.0 <= float(alpha) <= 1.0:
+        raise InvalidOptionError(f"alpha: must lie in [0, 1], got {alpha!r}")
+    if objective not in ("top", "lex", "weighted"):
+        raise InvalidOptionError(f"objective: must be top, lex or weighted, got {objective!r}")
+    if rows * cols > pods * groups * racks * nodes:
+        raise InvalidOptionError("rows x cols: the job has more nodes than the cluster")
+    rng = make_rng(seed)
+    out = []
+    for i in range(count):
+        share = rng.uniform(min_free, max_free, size=(pods, groups, racks))
+        free = (rng.random((pods, groups, racks, nodes)) < share[..., None]).sum(axis=3)
+        short = rows * cols - int(free.sum())
+        flat = free.reshape(-1)
+        for k in range(flat.size):
+            if short <= 0:
+                break
+            add = min(short, nodes - int(flat[k]))
+            flat[k] += add
+            short -= add
+        spec: str | dict[str, object] = objective
+        if objective == "weighted":
+            spec = {"levels": "weighted", "weights": [16.0, 4.0, 1.0]}
+        name = f"tree-{pods}x{groups}x{racks}x{nodes}-r{rows}c{cols}-s{seed}-{i}"
+        out.append(tree_instance(name, free, rows=rows, cols=cols, alpha=float(alpha),
+                                 objective=spec))  # fmt: skip
+    return out
+
+
+def _blocks() -> PlacementInstance:
+    """A Slurm topology/block cluster: two aggregated blocks of two base blocks of 4 nodes
+    (``BlockSizes=4,8``), some nodes busy."""
+    base = tree_instance("blocks", [[[3, 3]], [[4, 1]]], rows=3, cols=2, alpha=0.5,
+                         level_names=("block8", "block4", "block"))  # fmt: skip
+    pods = tuple(
+        Minipod.from_leaves(pod.name, [Leaf(leaf.name, leaf.nodes) for leaf in pod.leaves])
+        for pod in base.minipods
+    )
+    return PlacementInstance(
+        "slurm-blocks",
+        pods,
+        3,
+        8,
+        2,
+        0.5,
+        level_names=("block8", "block"),
+        block_sizes=(4, 8),
+        objective=LevelObjective("lex"),
+    )
+
+
 def examples() -> list[PlacementInstance]:
     """Small fixed instances for the conformance suite (each solved by the oracle quickly)."""
     return [
@@ -286,14 +436,35 @@ def examples() -> list[PlacementInstance]:
         _instance("three-by-three", [4, 3, 2], dp=3, tp=8, pp=3, alpha=0.3),
         _instance("wide-row", [3, 3, 3], dp=2, tp=8, pp=4, alpha=0.7),
         _instance("paper-i-even", [6, 6, 6], dp=12, tp=4, pp=2, alpha=0.2, labels={"setting": "i"}),
+        tree_instance("tree-lex", [[[2, 1], [2]], [[3], [1, 1]]], rows=3, cols=2, alpha=0.4),
+        tree_instance(
+            "tree-weighted",
+            [[[2, 2], [1]], [[2], [2]]],
+            rows=2,
+            cols=3,
+            alpha=0.6,
+            objective={"levels": "weighted", "weights": [4, 2, 1]},
+        ),
+        _blocks(),
+        tree_instance(
+            "tree-slices",
+            [[[4, 2], [3]], [[4], [2, 2]]],
+            rows=4,
+            cols=2,
+            alpha=0.5,
+            constraints=Constraints(slice_size=2, slice_level="rack", required_level="pod"),
+        ),
     ]
 
 
 def slow_examples() -> list[PlacementInstance]:
-    """The instance on which the solvers need the longest (the time-limit check of the
+    """The instances on which the solvers need the longest (the time-limit check of the
     conformance suite): issue #14's 32-minipod class, uneven free counts up to 128, a 128 x 8
-    job."""
-    return list(uneven(seed=0, count=1, minipods=32, rows=128, cols=8))
+    job; and issue #30's 16,384-node tree (4 x 16 x 16 x 16, lex objective, Slurm block
+    sizes 16, 256, 4096), a 512 x 8 job."""
+    tree = levels_tree(seed=0, rows=512, cols=8)[0]
+    blocks = dataclasses.replace(tree, block_sizes=(16, 256, 4096))
+    return [*uneven(seed=0, count=1, minipods=32, rows=128, cols=8), blocks]
 
 
 GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {
@@ -301,4 +472,5 @@ GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {
     "random-small": random_small,
     "random-large": random_large,
     "uneven": uneven,
+    "levels-tree": levels_tree,
 }

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from topoopt.core.errors import InvalidOptionError
 from topoopt.core.family import Importer, ImportOption
-from topoopt.placement.instance import PlacementInstance
+from topoopt.placement.instance import LevelObjective, PlacementInstance
 
 
 def _level(value: str) -> int | str:
@@ -20,6 +21,24 @@ def _level(value: str) -> int | str:
         return int(value)
     except ValueError:
         return value
+
+
+def _objective(text: str | None) -> LevelObjective:
+    """A ``--levels``: ``top``, ``lex`` or ``weighted:W0,W1,...`` (one weight per level)."""
+    if text is None:
+        return LevelObjective()
+    mode, _, weights = text.partition(":")
+    if mode == "weighted":
+        try:
+            values = tuple(float(w) for w in weights.split(",") if w.strip())
+        except ValueError:
+            raise InvalidOptionError(
+                f"--levels: weights must be numbers, got {weights!r}"
+            ) from None
+        return LevelObjective("weighted", values)
+    if weights:
+        raise InvalidOptionError(f"--levels: only 'weighted' takes weights, got {text!r}")
+    return LevelObjective(mode)
 
 
 def import_placement(
@@ -37,6 +56,15 @@ def import_placement(
     pp: int,
     alpha: float,
     gpus_per_node: int | None,
+    levels: str | None = None,
+    required_level: str | None = None,
+    preferred_level: str | None = None,
+    slice_size: int | None = None,
+    slice_level: str | None = None,
+    segment: int | None = None,
+    switches: int | None = None,
+    slurm_block: bool = False,
+    kueue_topology: str | None = None,
 ) -> tuple[PlacementInstance, str]:
     """The placement instance of a job on a real cluster, and a one-line summary.
 
@@ -44,10 +72,41 @@ def import_placement(
     ``<topology file stem>-level<level>``.
     """
     from topoopt.placement.cluster import from_topology
-    from topoopt.topology import load_topology, read_free
+    from topoopt.topology import TopologyError, kueue_levels, load_topology, read_free
+    from topoopt.topology._slurm import _read_text
 
     keys = [key.strip() for key in labels.split(",") if key.strip()] if labels else None
+    if kueue_topology is not None:  # the levels of a Kueue Topology object
+        keys = kueue_levels(_read_text(kueue_topology), kueue_topology)
+        fmt = fmt or "k8s"
     topology = load_topology(topology_file, fmt, levels=keys)
+    given = {
+        "required_level": None if required_level is None else _level(required_level),
+        "preferred_level": None if preferred_level is None else _level(preferred_level),
+        "slice_size": slice_size,
+        "slice_level": None if slice_level is None else _level(slice_level),
+        "segment": segment,
+        "max_switches": switches,
+        "block": True if slurm_block else None,
+    }
+    objective = _objective(levels)
+    every_level = objective.multilevel or any(
+        given[k] is not None for k in ("required_level", "preferred_level", "slice_level")
+    )
+    if leaf_level is None and every_level:
+        # a multi-level objective or a level constraint: keep every level below --level
+        leaf_level = "-1"
+        if not topology.balanced:
+            deepest = topology.depth - 1
+            short = next(
+                s for s in topology.switches if s.is_leaf and topology.depth_of(s.name) != deepest
+            )
+            raise TopologyError(
+                f"levels of uneven depth: leaf switch {short.name!r} is at depth "
+                f"{topology.depth_of(short.name)}, the deepest at {deepest} (every level is "
+                "kept for --levels and level constraints; give --leaf-level to choose one)",
+                source=topology_file,
+            )
     instance = from_topology(
         topology,
         level=_level(level),
@@ -59,6 +118,8 @@ def import_placement(
         alpha=alpha,
         gpus_per_node=gpus_per_node,
         name=name or f"{Path(topology_file).stem}-level{level}",
+        objective=objective,
+        constraints={k: v for k, v in given.items() if v is not None},
     )
     pods = ", ".join(f"{m.name} {m.free_nodes}" for m in instance.minipods)
     return instance, (
@@ -85,7 +146,7 @@ IMPORTER = Importer(
             "fmt",
             "--format",
             "Format of --topology (default: guessed from its content).",
-            choices=("slurm", "slurm-yaml", "topograph", "k8s", "json"),
+            choices=("slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json"),
         ),
         ImportOption(
             "labels",
@@ -103,7 +164,8 @@ IMPORTER = Importer(
             "leaf_level",
             "--leaf-level",
             "The level below --level whose switches are the minipods' leaves (default: the "
-            "next one down; placement/hierarchical places on them).",
+            "next one down; with --levels lex/weighted or a level constraint, the deepest: "
+            "every level is kept).",
         ),
         ImportOption(
             "free",
@@ -128,6 +190,63 @@ IMPORTER = Importer(
             "--gpus-per-node",
             "GPUs per node (default: the topology's, or 8).",
             type=int,
+        ),
+        ImportOption(
+            "levels",
+            "--levels",
+            "How the levels' scores count (docs/levels.md): top (default, Arnold's minipod "
+            "score), lex (lexicographic from the top) or weighted:W0,W1,... (one weight per "
+            "level, top first).",
+            metavar="top|lex|weighted:W,...",
+        ),
+        ImportOption(
+            "required_level",
+            "--required-level",
+            "Kueue podset-required-topology: the whole job in one switch of this level.",
+        ),
+        ImportOption(
+            "preferred_level",
+            "--preferred-level",
+            "Kueue podset-preferred-topology: one switch of this level if one can hold the "
+            "job, else of the level above, ...",
+        ),
+        ImportOption(
+            "slice_size",
+            "--slice-size",
+            "Kueue podset-slice-size: ranks per slice (consecutive ranks).",
+            type=int,
+        ),
+        ImportOption(
+            "slice_level",
+            "--slice-level",
+            "Kueue podset-slice-required-topology: each slice in one switch of this level "
+            "(default: the leaves).",
+        ),
+        ImportOption(
+            "segment",
+            "--segment",
+            "Slurm --segment: ranks per segment, each segment inside one leaf (block).",
+            type=int,
+        ),
+        ImportOption(
+            "switches",
+            "--switches",
+            "Slurm --switches=count: at most this many leaf switches.",
+            type=int,
+        ),
+        ImportOption(
+            "kueue_topology",
+            "--kueue-topology",
+            "A Kueue Topology object (YAML): its levels' node labels, with --topology the "
+            "nodes (kubectl get nodes -o json).",
+            is_file=True,
+        ),
+        ImportOption(
+            "slurm_block",
+            "--slurm-block",
+            "Slurm topology/block: the job (each --segment) inside one block of the smallest "
+            "BlockSizes size that holds it (a block topology placed down to its base blocks).",
+            type=bool,
         ),
     ),
 )

@@ -245,6 +245,259 @@ def _check_paths(pods: tuple[Minipod, ...]) -> None:
                 )
 
 
+OBJECTIVE_MODES = ("top", "lex", "weighted")
+"""How the scores of the levels combine (:class:`LevelObjective`)."""
+
+
+@dataclass(frozen=True)
+class LevelObjective:
+    """How the scores of the levels of the tree combine into the objective.
+
+    Level ``l`` (0 = the minipods, then the switches of the leaves' paths, the leaves last)
+    has the score ``S_l = alpha * D(DP spread at l) + beta * D(PP spread at l)``, Arnold
+    eq. 2 over the switches of that level (``docs/levels.md``).
+
+    Parameters
+    ----------
+    mode
+        ``"top"`` (default): Arnold's objective, ``S_0`` alone (the levels below are
+        reported, not optimised). ``"lex"``: lexicographic from the top, ``S_0`` first, then
+        ``S_1`` among the placements with the least ``S_0``, and so on; the objective value
+        is ``S_0`` (the leading term) and the metrics carry every level's score.
+        ``"weighted"``: ``sum_l weights[l] * S_l``.
+    weights
+        For ``"weighted"``: one non-negative weight per level, top first, at least one
+        positive (the instance checks that there is one per level); empty otherwise.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Naming ``levels`` or ``weights[i]`` (inside an instance ``objective.levels``, ...).
+
+    Examples
+    --------
+    >>> LevelObjective("weighted", [4, 2, 1.0])
+    LevelObjective(mode='weighted', weights=(4.0, 2.0, 1.0))
+    >>> LevelObjective("lex").to_dict()
+    {'levels': 'lex'}
+    """
+
+    mode: str = "top"
+    weights: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in OBJECTIVE_MODES:
+            raise InvalidInstanceError(
+                "levels", f"must be one of {', '.join(OBJECTIVE_MODES)}, got {self.mode!r}"
+            )
+        weights = v.as_tuple(self.weights, "weights")
+        parsed = tuple(v.as_float(w, f"weights[{i}]", minimum=0.0) for i, w in enumerate(weights))
+        if self.mode == "weighted":
+            if not parsed:
+                raise InvalidInstanceError("weights", "must list one weight per level")
+            if not any(parsed):
+                raise InvalidInstanceError("weights", "must have at least one positive weight")
+        elif parsed:
+            raise InvalidInstanceError(
+                "weights", f"are only for levels 'weighted', not {self.mode!r}"
+            )
+        object.__setattr__(self, "weights", parsed)
+
+    @property
+    def multilevel(self) -> bool:
+        """Whether the objective looks below the minipods (``lex`` or ``weighted``)."""
+        return self.mode != "top"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (``{"levels": "lex"}``, ``{"levels": "weighted", "weights": [...]}``)."""
+        out: dict[str, Any] = {"levels": self.mode}
+        if self.weights:
+            out["weights"] = list(self.weights)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LevelObjective:
+        """Read the JSON object (``levels`` defaults to ``"top"``)."""
+        data = v.as_mapping(data, "")
+        return cls(data.get("levels", "top"), data.get("weights", ()))
+
+
+def as_objective(value: Any) -> LevelObjective:
+    """A :class:`LevelObjective` from itself, ``None`` (``top``), a mode name or a JSON-like
+    mapping; errors name ``objective.<field>``.
+
+    Examples
+    --------
+    >>> as_objective({"levels": "weighted", "weights": [2, 1]}).weights
+    (2.0, 1.0)
+    """
+    with v.within("objective"):
+        if isinstance(value, LevelObjective):
+            return value
+        if value is None:
+            return LevelObjective()
+        if isinstance(value, str):
+            return LevelObjective(value)
+        if isinstance(value, Mapping):
+            return LevelObjective.from_dict(value)
+        raise InvalidInstanceError(
+            "", f"must be a LevelObjective, a mode name or a JSON object, got {value!r}"
+        )
+
+
+CONSTRAINT_FIELDS = (
+    "required_level",
+    "preferred_level",
+    "slice_size",
+    "slice_level",
+    "segment",
+    "max_switches",
+    "block",
+)
+"""The fields of :class:`Constraints`, in JSON order."""
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a user of a production scheduler may require of a placement (``docs/levels.md``).
+
+    Ranks are the launcher's node ranks (rank ``k = c * rows + r`` runs on cell ``(r, c)``,
+    :func:`~topoopt.placement.solution.node_rank`); a *slice* is a run of consecutive ranks.
+    Levels are given by name or index (:meth:`PlacementInstance.level`); the instance stores
+    the level's name.
+
+    Parameters
+    ----------
+    required_level
+        Kueue ``kueue.x-k8s.io/podset-required-topology``: the whole job inside one switch
+        of this level.
+    preferred_level
+        Kueue ``podset-preferred-topology``: inside one switch of this level if some switch
+        can hold it, else of the level above, and so on (Kueue's fall-back); anywhere when
+        not even a minipod can. Not a rule of :func:`~topoopt.placement.solution.check`.
+    slice_size, slice_level
+        Kueue ``podset-slice-size`` and ``podset-slice-required-topology``: the ranks in
+        slices of ``slice_size`` consecutive ranks, each slice inside one switch of
+        ``slice_level`` (default: the leaves, Kueue's lowest level); ``slice_size`` divides
+        the job.
+    segment
+        Slurm ``--segment``: slices of ``segment`` consecutive ranks, each inside one leaf
+        (a base block); when the job has more nodes than a segment the segment must divide
+        them, and a job within one segment is not constrained (Slurm: "no effect").
+    max_switches
+        Slurm ``--switches=count``: at most this many leaves (leaf switches) in all.
+    block
+        Slurm topology/block (``True``): the job inside one block of the smallest size of
+        the instance's ``block_sizes`` that holds it (anywhere when none does), and each
+        segment inside one block of the smallest size that holds a segment (a segment
+        larger than every block is refused). Needs ``topology.block_sizes``.
+
+    Examples
+    --------
+    >>> Constraints(slice_size=4, slice_level="rack").to_dict()
+    {'slice_size': 4, 'slice_level': 'rack'}
+    >>> bool(Constraints()), bool(Constraints(max_switches=2))
+    (False, True)
+    """
+
+    required_level: str | int | None = None
+    preferred_level: str | int | None = None
+    slice_size: int | None = None
+    slice_level: str | int | None = None
+    segment: int | None = None
+    max_switches: int | None = None
+    block: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.block is not None and not isinstance(self.block, bool):
+            raise InvalidInstanceError("block", f"must be true or false, got {self.block!r}")
+        if self.block is False:
+            object.__setattr__(self, "block", None)
+        for name in ("slice_size", "segment", "max_switches"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, v.as_int(value, name, minimum=1))
+        for name in ("required_level", "preferred_level", "slice_level"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+                raise InvalidInstanceError(name, f"must be a level name or index, got {value!r}")
+            if isinstance(value, str) and not value:
+                raise InvalidInstanceError(name, "must be a non-empty level name")
+        if self.required_level is not None and self.preferred_level is not None:
+            raise InvalidInstanceError(
+                "preferred_level", "give required_level or preferred_level, not both (Kueue)"
+            )
+        if self.slice_level is not None and self.slice_size is None:
+            raise InvalidInstanceError("slice_level", "needs slice_size (Kueue)")
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) is not None for name in CONSTRAINT_FIELDS)
+
+    @property
+    def rank_bound(self) -> bool:
+        """Whether a rule names ranks (slices, segments): then rows and columns of the
+        communication matrix are no longer interchangeable."""
+        return self.slice_size is not None or self.segment is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (the fields given)."""
+        return {
+            name: getattr(self, name)
+            for name in CONSTRAINT_FIELDS
+            if getattr(self, name) is not None
+        }
+
+
+def as_constraints(value: Any) -> Constraints:
+    """:class:`Constraints` from itself, ``None`` or a JSON-like mapping; errors name
+    ``constraints.<field>``."""
+    with v.within("constraints"):
+        if isinstance(value, Constraints):
+            return value
+        if value is None:
+            return Constraints()
+        data = v.as_mapping(value, "")
+        unknown = sorted(set(data) - set(CONSTRAINT_FIELDS))
+        if unknown:
+            raise InvalidInstanceError(
+                unknown[0], f"unknown constraint; known: {', '.join(CONSTRAINT_FIELDS)}"
+            )
+        return Constraints(**{k: data[k] for k in CONSTRAINT_FIELDS if k in data})
+
+
+def _check_tree(pods: tuple[Minipod, ...]) -> None:
+    """Inside a minipod, a switch of a leaf's path has one parent: the same name at level
+    ``i`` always follows the same switches above it (else it would hang under two)."""
+    for i, pod in enumerate(pods):
+        above: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
+        for k, leaf in enumerate(pod.leaves):
+            for depth, name in enumerate(leaf.path):
+                prefix = leaf.path[:depth]
+                seen = above.setdefault((depth, name), (prefix, k))
+                if seen[0] != prefix:
+                    first = "/".join((pod.name, *seen[0]))
+                    here = "/".join((pod.name, *prefix))
+                    raise InvalidInstanceError(
+                        f"topology.minipods[{i}].leaves[{k}].path[{depth}]",
+                        f"switch {name!r} is under {here!r} here but under {first!r} in "
+                        f"leaves[{seen[1]}]: a switch has one parent",
+                    )
+
+
+def default_level_names(levels: int) -> tuple[str, ...]:
+    """Names of the levels when the instance gives none: ``minipod``, ``level1``, ...,
+    ``leaf`` (one name, ``minipod``, for an instance without leaves).
+
+    Examples
+    --------
+    >>> default_level_names(4)
+    ('minipod', 'level1', 'level2', 'leaf')
+    """
+    if levels <= 1:
+        return ("minipod",)
+    return ("minipod", *(f"level{i}" for i in range(1, levels - 1)), "leaf")
+
+
 @dataclass(frozen=True)
 class PlacementInstance(Instance["PlacementResult"]):
     """Place one LLM job's nodes into minipods (family ``placement``).
@@ -269,6 +522,23 @@ class PlacementInstance(Instance["PlacementResult"]):
     labels
         Free-form metadata, string to string (e.g. ``{"setting": "iii"}``); part of equality
         but not of the hash, written to JSON only when non-empty.
+    level_names
+        Optional names of the levels, top first: the minipods, each level of the leaves'
+        paths, the leaves (:attr:`levels` names; e.g. ``("block", "rack", "host")`` from a
+        Kueue ``Topology``). Default: :func:`default_level_names`.
+    objective
+        How the levels' scores combine (:class:`LevelObjective`; default ``"top"``, Arnold's
+        objective at the minipods). A mode name (``"lex"``) or a JSON-like mapping is
+        accepted.
+    constraints
+        What the placement must respect (:class:`Constraints`, or its JSON object): a
+        required or preferred level, slices, Slurm segments and switch counts. Levels are
+        stored by name; a slice size or segment that does not divide the job is refused.
+    block_sizes
+        Slurm topology/block's ``BlockSizes`` for an instance whose leaves are base blocks:
+        one size per level, the leaves' (base) first, each a power-of-two multiple of the
+        one before (JSON ``topology.block_sizes``). Used by the ``block`` constraint and
+        ``placement/slurm-block``.
 
     Notes
     -----
@@ -303,6 +573,10 @@ class PlacementInstance(Instance["PlacementResult"]):
     alpha: float
     gpus_per_node: int = DEFAULT_GPUS_PER_NODE
     labels: dict[str, str] = field(default_factory=dict, hash=False)
+    level_names: tuple[str, ...] = ()
+    objective: LevelObjective = field(default_factory=LevelObjective)
+    constraints: Constraints = field(default_factory=Constraints)
+    block_sizes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -347,6 +621,30 @@ class PlacementInstance(Instance["PlacementResult"]):
                     )
                 seen_nodes[node] = i
         _check_paths(pods)
+        _check_tree(pods)
+        levels = self.n_levels
+        names = v.as_tuple(self.level_names, "topology.level_names")
+        names = tuple(v.as_str(n, f"topology.level_names[{i}]") for i, n in enumerate(names))
+        if names and len(names) != levels:
+            raise InvalidInstanceError(
+                "topology.level_names",
+                f"names {len(names)} levels but the instance has {levels} (the minipods, "
+                f"{self.path_depth} level(s) of leaf paths, the leaves)"
+                if levels > 1
+                else f"names {len(names)} levels but the instance has 1 (no leaves)",
+            )
+        v.unique_names(names, "topology.level_names")
+        put(self, "level_names", names)
+        objective = as_objective(self.objective)
+        if objective.weights and len(objective.weights) != levels:
+            raise InvalidInstanceError(
+                "objective.weights",
+                f"gives {len(objective.weights)} weights for {levels} level(s), one per level "
+                "top first",
+            )
+        put(self, "objective", objective)
+        put(self, "block_sizes", self._check_block_sizes())
+        put(self, "constraints", self._resolve_constraints(as_constraints(self.constraints)))
         if self.n_nodes > self.total_free:
             raise InvalidInstanceError(
                 "topology.minipods",
@@ -358,6 +656,126 @@ class PlacementInstance(Instance["PlacementResult"]):
         """Levels between the minipods and the leaves: the length of every leaf's
         :attr:`Leaf.path` (0 without leaves or paths)."""
         return next((len(leaf.path) for pod in self.minipods for leaf in pod.leaves), 0)
+
+    def _check_block_sizes(self) -> tuple[int, ...]:
+        """Slurm's ``BlockSizes``: one per level (the leaves are the base blocks, each level
+        above a power-of-two multiple of the one below)."""
+        sizes = v.as_tuple(self.block_sizes, "topology.block_sizes")
+        out = tuple(
+            v.as_int(s, f"topology.block_sizes[{i}]", minimum=1) for i, s in enumerate(sizes)
+        )
+        if not out:
+            return out
+        if len(out) != self.n_levels:
+            raise InvalidInstanceError(
+                "topology.block_sizes",
+                f"gives {len(out)} sizes for {self.n_levels} level(s): one per level, the base "
+                "block (the leaves) first",
+            )
+        for i in range(1, len(out)):
+            ratio, rest = divmod(out[i], out[i - 1])
+            if rest or ratio < 2 or ratio & (ratio - 1):
+                raise InvalidInstanceError(
+                    f"topology.block_sizes[{i}]",
+                    f"must be a power-of-two multiple (2, 4, ...) of {out[i - 1]} (Slurm "
+                    f"BlockSizes), got {out[i]}",
+                )
+        return out
+
+    def block_level(self, size: int) -> int | None:
+        """The level of the smallest block of ``block_sizes`` that holds ``size`` nodes
+        (``None`` without block sizes or when none does; Slurm's ``_get_block_level``)."""
+        for i, s in enumerate(self.block_sizes):
+            if s >= size:
+                return self.n_levels - 1 - i
+        return None
+
+    def _resolve_constraints(self, given: Constraints) -> Constraints:
+        """The constraints with their levels as names, checked against the job and levels."""
+        if not given:
+            return given
+        names = self.levels
+        resolved: dict[str, Any] = given.to_dict()
+        for name in ("required_level", "preferred_level", "slice_level"):
+            value = getattr(given, name)
+            if value is not None:
+                resolved[name] = names[self.level(value, f"constraints.{name}")]
+        n = self.n_nodes
+        if given.slice_size is not None:
+            if n % given.slice_size:
+                raise InvalidInstanceError(
+                    "constraints.slice_size",
+                    f"{given.slice_size} does not divide the job's {n} nodes (Kueue needs "
+                    "whole slices)",
+                )
+            resolved.setdefault("slice_level", names[-1])
+            above = resolved.get("required_level") or resolved.get("preferred_level")
+            if above is not None and names.index(above) > names.index(resolved["slice_level"]):
+                raise InvalidInstanceError(
+                    "constraints.slice_level",
+                    f"{resolved['slice_level']!r} is above the job's level {above!r} (Kueue: "
+                    "the slice topology must be at or below the podset topology)",
+                )
+        if given.segment is not None and n > given.segment and n % given.segment:
+            raise InvalidInstanceError(
+                "constraints.segment",
+                f"{given.segment} does not divide the job's {n} nodes (Slurm: a job larger "
+                "than a segment is a whole number of segments)",
+            )
+        if given.block:
+            if not self.block_sizes:
+                raise InvalidInstanceError(
+                    "constraints.block", "needs topology.block_sizes (Slurm BlockSizes)"
+                )
+            if (
+                given.segment is not None
+                and n > given.segment
+                and self.block_level(given.segment) is None
+            ):
+                raise InvalidInstanceError(
+                    "constraints.segment",
+                    f"{given.segment} is larger than every block (topology.block_sizes "
+                    f"{list(self.block_sizes)})",
+                )
+        return Constraints(**resolved)
+
+    @property
+    def n_levels(self) -> int:
+        """Levels of the tree: the minipods, the levels of the leaves' paths and the leaves
+        (``path_depth + 2``), or 1 when no minipod lists leaves."""
+        return self.path_depth + 2 if any(pod.leaves for pod in self.minipods) else 1
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The names of the levels, top first (:attr:`level_names`, else
+        :func:`default_level_names`)."""
+        return self.level_names or default_level_names(self.n_levels)
+
+    def level(self, level: int | str, field_path: str = "level") -> int:
+        """The index of a level given by index (negative from the bottom) or by name (also
+        the part of a label key after its last ``/``).
+
+        Raises
+        ------
+        InvalidInstanceError
+            Naming ``field_path`` and the levels there are.
+        """
+        names = self.levels
+        if isinstance(level, bool):
+            raise InvalidInstanceError(field_path, f"must be a level name or index, got {level!r}")
+        if isinstance(level, int):
+            index = level + len(names) if level < 0 else level
+            if 0 <= index < len(names):
+                return index
+        elif isinstance(level, str):
+            if level in names:
+                return names.index(level)
+            short = [i for i, n in enumerate(names) if n.rsplit("/", 1)[-1] == level]
+            if len(short) == 1:
+                return short[0]
+        raise InvalidInstanceError(
+            field_path, f"unknown level {level!r}; the levels are {list(names)} (top first)"
+        )
 
     @property
     def beta(self) -> float:
@@ -408,8 +826,16 @@ class PlacementInstance(Instance["PlacementResult"]):
             pods.append(entry)
         out = self.json_header()
         out["topology"] = {"gpus_per_node": self.gpus_per_node, "minipods": pods}
+        if self.level_names:
+            out["topology"]["level_names"] = list(self.level_names)
+        if self.block_sizes:
+            out["topology"]["block_sizes"] = list(self.block_sizes)
         out["job"] = {"dp": self.dp, "tp": self.tp, "pp": self.pp}
         out["alpha"] = self.alpha
+        if self.objective.multilevel:
+            out["objective"] = self.objective.to_dict()
+        if self.constraints:
+            out["constraints"] = self.constraints.to_dict()
         return out
 
     @classmethod
@@ -453,4 +879,8 @@ class PlacementInstance(Instance["PlacementResult"]):
             alpha=v.field(data, "alpha"),
             gpus_per_node=topology.get("gpus_per_node", DEFAULT_GPUS_PER_NODE),
             labels=data.get("labels", {}),
+            level_names=topology.get("level_names", ()),
+            block_sizes=topology.get("block_sizes", ()),
+            objective=as_objective(data.get("objective")),
+            constraints=as_constraints(data.get("constraints")),
         )

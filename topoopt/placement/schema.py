@@ -38,6 +38,56 @@ MINIPOD = obj(
     description="A minipod; free_nodes may be left out when leaves are given.",
 )
 
+OBJECTIVE = obj(
+    {
+        "levels": {
+            "enum": ["top", "lex", "weighted"],
+            "description": "top: Arnold eq. 2 at the minipods (default); lex: the levels' "
+            "scores lexicographically from the top; weighted: sum of weights[l] * score_l.",
+        },
+        "weights": array(
+            number(0.0, description="Weight of one level's score."),
+            description="For levels 'weighted': one weight per level, top first.",
+        ),
+    },
+    ["levels"],
+    "How the scores of the levels combine (docs/levels.md).",
+)
+
+LEVEL = {
+    "anyOf": [NAME, integer(-1000, 1000)],
+    "description": "A level: its name, or its index (0 = the minipods, negative from the leaves).",
+}
+
+CONSTRAINTS = obj(
+    {
+        "required_level": {
+            **LEVEL,
+            "description": "Kueue podset-required-topology: the whole job in one switch of it.",
+        },
+        "preferred_level": {
+            **LEVEL,
+            "description": "Kueue podset-preferred-topology: one switch of it, else of the "
+            "level above, ...",
+        },
+        "slice_size": integer(1, description="Kueue podset-slice-size: ranks per slice."),
+        "slice_level": {
+            **LEVEL,
+            "description": "Kueue podset-slice-required-topology: each slice in one switch of "
+            "it (default: the leaves).",
+        },
+        "segment": integer(1, description="Slurm --segment: ranks per leaf-level segment."),
+        "max_switches": integer(1, description="Slurm --switches: most leaves in all."),
+        "block": {
+            "type": "boolean",
+            "description": "Slurm topology/block: the job (each segment) in one block of the "
+            "smallest BlockSizes size that holds it.",
+        },
+    },
+    (),
+    "Rules the placement must respect (docs/levels.md).",
+)
+
 SCHEMA = instance_schema(
     "placement",
     "topoopt placement instance (Arnold): one LLM job's nodes into the minipods of a fat-tree",
@@ -48,6 +98,15 @@ SCHEMA = instance_schema(
                 "minipods": array(
                     {"anyOf": [integer(0, description="Free nodes of minipod mp<i>."), MINIPOD]},
                     min_items=1,
+                ),
+                "level_names": array(
+                    NAME,
+                    description="Names of the levels, top first: the minipods, each level of "
+                    "the leaves' paths, the leaves.",
+                ),
+                "block_sizes": array(
+                    integer(1),
+                    description="Slurm BlockSizes, one per level, the leaves' (base blocks) first.",
                 ),
             },
             ["minipods"],
@@ -61,6 +120,8 @@ SCHEMA = instance_schema(
             ["dp", "tp", "pp"],
         ),
         "alpha": number(0.0, 1.0, "Weight of the DP spread; 1 - alpha weighs the PP spread."),
+        "objective": OBJECTIVE,
+        "constraints": CONSTRAINTS,
     },
     ["topology", "job", "alpha"],
 )

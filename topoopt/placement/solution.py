@@ -18,7 +18,8 @@ import numpy as np
 from topoopt.core.display import ranges, shortened
 from topoopt.core.errors import InvalidSolutionError
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.levels import has_leaves, leaf_spreads, path_spreads
+from topoopt.placement.levels import has_leaves, leaf_spreads
+from topoopt.placement.tree import combine, level_scores
 
 
 @dataclass(frozen=True)
@@ -108,15 +109,26 @@ def evaluate(instance: PlacementInstance, placement: Placement) -> float:
     0.5
     >>> evaluate(inst, Placement(((0, 1), (0, 1))))   # columns aligned: PP groups span 2
     1.5
+
+    With a multi-level objective (:class:`~topoopt.placement.instance.LevelObjective`) the
+    score of every level counts: ``weighted`` gives ``sum_l w_l S_l``
+    (:func:`topoopt.placement.tree.combine`), ``lex`` its leading term ``S_0`` (the eq. 2
+    above).
     """
-    return instance.alpha * dp_spread(placement) + instance.beta * pp_spread(placement)
+    top = instance.alpha * dp_spread(placement) + instance.beta * pp_spread(placement)
+    if instance.objective.mode != "weighted":
+        return top
+    return combine(instance, level_scores(instance, placement))
 
 
 def check(instance: PlacementInstance, placement: Placement) -> list[str]:
     """The feasibility rules ``placement`` breaks (empty when feasible).
 
     Rules: the matrix is ``rows x cols`` (so every cell is placed exactly once), every entry
-    names an existing minipod, and no minipod hosts more nodes than it has free.
+    names an existing minipod, and no minipod hosts more nodes than it has free; the node
+    assignment's rules when there is one; the instance's constraints
+    (:func:`topoopt.placement.constraints.violations`, on the node assignment or else the
+    rank-order fill).
     """
     problems: list[str] = []
     matrix = placement.matrix
@@ -147,6 +159,12 @@ def check(instance: PlacementInstance, placement: Placement) -> list[str]:
             )
     if placement.nodes is not None and not problems:
         problems += _check_nodes(instance, placement)
+    if instance.constraints and not problems:
+        from topoopt.placement.constraints import violations
+        from topoopt.placement.tree import build_tree, cell_leaf_array
+
+        tree = build_tree(instance)
+        problems += violations(instance, tree, cell_leaf_array(instance, placement, tree))
     return problems
 
 
@@ -204,11 +222,12 @@ def _check_nodes(instance: PlacementInstance, placement: Placement) -> list[str]
 
 def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, float]:
     """``dp_spread``, ``pp_spread`` and ``minipods_used`` of a placement; when the instance
-    has leaves, also ``leaf_dp_spread``, ``leaf_pp_spread`` and ``leaf_score`` (the spreads
-    one level down, from the node assignment or else the rank-order fill; see
-    :func:`topoopt.placement.levels.leaf_spreads`); when the leaves have paths, also
-    ``level<i>_dp_spread`` and ``level<i>_pp_spread`` for each level ``i`` between (1 = just
-    below the minipods; :func:`topoopt.placement.levels.path_spreads`)."""
+    has leaves, also ``minipod_score`` (eq. 2 at the minipods), ``leaf_dp_spread``,
+    ``leaf_pp_spread`` and ``leaf_score`` (the spreads one level down, from the node
+    assignment or else the rank-order fill; see :func:`topoopt.placement.levels.leaf_spreads`);
+    when the leaves have paths, also ``level<i>_dp_spread``, ``level<i>_pp_spread`` and
+    ``level<i>_score`` for each level ``i`` between (1 = just below the minipods;
+    :func:`topoopt.placement.tree.level_scores`)."""
     used = len({pod for row in placement.matrix for pod in row})
     out = {
         "dp_spread": float(dp_spread(placement)),
@@ -216,13 +235,16 @@ def metrics(instance: PlacementInstance, placement: Placement) -> dict[str, floa
         "minipods_used": float(used),
     }
     if has_leaves(instance):
-        leaf = leaf_spreads(instance, placement)
+        scores = level_scores(instance, placement)
+        leaf = scores[-1]
+        out["minipod_score"] = float(scores[0].score)
         out["leaf_dp_spread"] = float(leaf.dp_spread)
         out["leaf_pp_spread"] = float(leaf.pp_spread)
         out["leaf_score"] = float(leaf.score)
-        for i, (dp, pp) in enumerate(path_spreads(instance, placement), start=1):
-            out[f"level{i}_dp_spread"] = float(dp)
-            out[f"level{i}_pp_spread"] = float(pp)
+        for i, level in enumerate(scores[1:-1], start=1):
+            out[f"level{i}_dp_spread"] = float(level.dp_spread)
+            out[f"level{i}_pp_spread"] = float(level.pp_spread)
+            out[f"level{i}_score"] = float(level.score)
     return out
 
 
@@ -330,6 +352,27 @@ def format_placement(instance: PlacementInstance, placement: Placement) -> str:
     return "\n".join(lines)
 
 
+def _describe_levels(instance: PlacementInstance, placement: Placement) -> list[str]:
+    """The lines of :func:`describe` with the spreads at every level."""
+    scores = level_scores(instance, placement)
+    mode = instance.objective.mode
+    how = {
+        "top": "objective: the minipod level (Arnold eq. 2)",
+        "lex": "objective: lexicographic from the top",
+        "weighted": "objective: weights "
+        + ", ".join(f"{w:g}" for w in instance.objective.weights)
+        + f" -> {combine(instance, scores):.6g}",
+    }[mode]
+    width = max(len(name) for name in instance.levels)
+    lines = [f"spreads at every level ({how}):"]
+    for name, level in zip(instance.levels, scores, strict=True):
+        lines.append(
+            f"  {name.ljust(width)}  DP spread {level.dp_spread:>3}  PP spread "
+            f"{level.pp_spread:>3}  score {level.score:.6g}"
+        )
+    return lines
+
+
 DESCRIBE_ROWS = 16
 """PP groups :func:`describe` shows in its matrix before it summarises the rest."""
 DESCRIBE_NODES = 8
@@ -363,9 +406,29 @@ def describe(instance: PlacementInstance, placement: Placement) -> str:
     """
     names = [pod.name for pod in instance.minipods]
     dp_s, pp_s = dp_spread(placement), pp_spread(placement)
-    lines = [
-        f"objective {evaluate(instance, placement):.6g} = {instance.alpha:g} x DP spread {dp_s} + "
-        f"{instance.beta:g} x PP spread {pp_s} (Arnold eq. 2; lower is better)",
+    value = f"objective {evaluate(instance, placement):.6g}"
+    top = f"{instance.alpha:g} x DP spread {dp_s} + {instance.beta:g} x PP spread {pp_s}"
+    lines = [f"{value} = {top} (Arnold eq. 2; lower is better)"]
+    if instance.objective.mode == "weighted":
+        parts = " + ".join(
+            f"{w:g} x {name} {level.score:.6g}"
+            for w, name, level in zip(
+                instance.objective.weights,
+                instance.levels,
+                level_scores(instance, placement),
+                strict=True,
+            )
+        )
+        lines = [
+            f"{value} = {parts} (the levels' scores, weighted; lower is better)",
+            f"minipod level: {top} (Arnold eq. 2)",
+        ]
+    elif instance.objective.mode == "lex":
+        lines = [
+            f"{value} = {top} (Arnold eq. 2 at the minipods, the first of the levels' scores "
+            "compared lexicographically; lower is better)"
+        ]
+    lines += [
         f"  DP spread: the most minipods one DP group (the {instance.rows} nodes of one stage) "
         "spans, 0 inside one",
         f"  PP spread: the most minipods one pipeline (the {instance.cols} nodes of one PP group) "
@@ -406,6 +469,7 @@ def describe(instance: PlacementInstance, placement: Placement) -> str:
             f"leaf level ({how}): DP spread {leaf.dp_spread}, PP spread {leaf.pp_spread}, "
             f"score {leaf.score:.6g} (the same D over leaves)"
         )
+        lines.extend(_describe_levels(instance, placement))
     order = rank_order(instance, placement)
     lines.append(
         f"node order (rank order; node k runs global ranks {g}k .. {g}k+{g - 1}): "

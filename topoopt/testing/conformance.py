@@ -181,7 +181,9 @@ class Case:
 
 def conformance_cases(solvers: Iterable[str] | None = None) -> Iterator[Case]:
     """Every registered solver (or those named) x every installed MIP backend it can use x
-    every check x its family's example instances.
+    every check x its family's example instances that it supports (an example its
+    :meth:`~topoopt.core.solver.Solver.unsupported_reason` declines is left out, as by
+    :func:`slow_cases`).
 
     A family without an oracle skips :func:`check_against_oracle`.
     """
@@ -192,6 +194,8 @@ def conformance_cases(solvers: Iterable[str] | None = None) -> Iterator[Case]:
         backends: list[str | None] = list(available_backends()) if cls.uses_backend else [None]
         for backend in backends:
             for index, instance in enumerate(family.examples()):
+                if cls.unsupported_reason(instance) is not None:
+                    continue  # declared by the solver (e.g. an objective it does not optimise)
                 for check in checks:
                     yield Case(solver, check, instance, index, backend)
 

@@ -7,6 +7,8 @@ with optional link speeds, level names and GPUs per node. Readers:
 * :func:`read_slurm_yaml` — Slurm ``topology.yaml`` (tree and block, ``cluster_default``);
 * :func:`read_topograph` — NVIDIA topograph cluster models;
 * :func:`read_k8s_nodes` — ``kubectl get nodes -o json`` with topology labels as levels;
+* :func:`read_kueue_topology` — a Kueue ``Topology`` object (its levels) and the nodes;
+* :func:`read_volcano_hypernodes` — Volcano ``HyperNode`` trees (tiers as levels);
 * :func:`read_free` — free nodes from a hostlist, a file of names or ``sinfo`` output;
 * :func:`load_topology` — any of the above, the format guessed from the content.
 
@@ -35,6 +37,12 @@ from topoopt.topology._slurm import (
     write_slurm_conf,
 )
 from topoopt.topology._topograph import parse_topograph, read_topograph
+from topoopt.topology._volcano import (
+    kueue_levels,
+    parse_volcano_hypernodes,
+    read_kueue_topology,
+    read_volcano_hypernodes,
+)
 
 __all__ = [
     "FORMATS",
@@ -45,17 +53,21 @@ __all__ = [
     "expand",
     "fold",
     "guess_format",
+    "kueue_levels",
     "load_topology",
     "parse_k8s_nodes",
     "parse_sinfo",
     "parse_slurm_conf",
     "parse_slurm_yaml",
     "parse_topograph",
+    "parse_volcano_hypernodes",
     "read_free",
     "read_k8s_nodes",
+    "read_kueue_topology",
     "read_slurm_conf",
     "read_slurm_yaml",
     "read_topograph",
+    "read_volcano_hypernodes",
     "topology_from_dict",
     "topology_to_dict",
     "write_slurm_conf",

@@ -93,7 +93,7 @@ def build_forest(
                 raise TopologyError(
                     f"node {node!r} is under two {what}es: {other.name!r}{at} and {d.name!r}"
                     if what == "switch"
-                    else f"node {node!r} is in two blocks: {other.name!r}{at} and {d.name!r}",
+                    else f"node {node!r} is in two {what}s: {other.name!r}{at} and {d.name!r}",
                     source=source,
                     line=d.line,
                 )

@@ -15,12 +15,14 @@ from topoopt.topology._k8s import read_k8s_nodes
 from topoopt.topology._model import Topology
 from topoopt.topology._slurm import _read_text, read_slurm_conf, read_slurm_yaml, write_slurm_conf
 from topoopt.topology._topograph import read_topograph
+from topoopt.topology._volcano import read_volcano_hypernodes
 
 __all__ = ["FORMATS", "guess_format", "load_topology", "write_topology"]
 
-Format = Literal["slurm", "slurm-yaml", "topograph", "k8s", "json"]
+Format = Literal["slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json"]
 #: The format names :func:`load_topology` accepts.
-FORMATS: tuple[str, ...] = ("slurm", "slurm-yaml", "topograph", "k8s", "json")
+FORMATS: tuple[str, ...] = ("slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json")
+_HYPERNODE = re.compile(r"^\s*kind:\s*HyperNode\s*$", re.M)
 _CONF_LINE = re.compile(r"^\s*(switchname|blockname|blocksizes|ringname)\s*=", re.I | re.M)
 
 
@@ -34,7 +36,8 @@ def guess_format(path: str | PathLike[str]) -> str:
        objects with ``metadata``);
     2. a line starting with ``SwitchName=``, ``BlockName=`` or ``BlockSizes=`` (any case):
        ``"slurm"`` (topology.conf);
-    3. otherwise YAML: a list whose items have a ``topology`` key: ``"slurm-yaml"``; a
+    3. a line ``kind: HyperNode``: ``"volcano"`` (Volcano HyperNodes);
+    4. otherwise YAML: a list whose items have a ``topology`` key: ``"slurm-yaml"``; a
        mapping with ``switches``: ``"topograph"``.
 
     Raises
@@ -62,6 +65,8 @@ def guess_format(path: str | PathLike[str]) -> str:
             return "k8s"
     if _CONF_LINE.search(text):
         return "slurm"
+    if _HYPERNODE.search(text):
+        return "volcano"
     import yaml
 
     try:
@@ -100,9 +105,9 @@ def load_topology(
         The file.
     format
         ``"slurm"`` (topology.conf), ``"slurm-yaml"`` (topology.yaml), ``"topograph"``
-        (cluster model), ``"k8s"`` (``kubectl get nodes -o json``) or ``"json"`` (topoopt's
-        own, :func:`write_topology`); ``None``: guessed from the content by
-        :func:`guess_format`.
+        (cluster model), ``"k8s"`` (``kubectl get nodes -o json``), ``"volcano"`` (HyperNode
+        objects, nodes by exact name) or ``"json"`` (topoopt's own, :func:`write_topology`);
+        ``None``: guessed from the content by :func:`guess_format`.
     levels
         For ``"k8s"``: the topology label keys, top level first (required).
     topology
@@ -143,6 +148,8 @@ def load_topology(
             topo = read_slurm_yaml(path, topology=topology)
         elif fmt == "topograph":
             topo = read_topograph(path)
+        elif fmt == "volcano":
+            topo = read_volcano_hypernodes(path)
         else:
             topo = read_json_topology(path)
     if gpus_per_node is not None and topo.default_gpus is None:

@@ -96,9 +96,38 @@ def parse_topograph(
         _expect(switches, dict, "'switches'", src, line_of(data, "switches"))
         defs = _map_shape(data, switches, src)
         undefined = True
+    roots = build_forest(defs, src, undefined_children=undefined)
     return Topology(
-        build_forest(defs, src, undefined_children=undefined), default_gpus=gpus_per_node
+        roots,
+        level_names=_level_names(roots, switches),
+        default_gpus=gpus_per_node,
     )
+
+
+def _level_names(roots: tuple[Any, ...], switches: Any) -> tuple[str, ...]:
+    """Every level kept, named by the label key its switches share (topograph writes
+    ``topology.kubernetes.io/region``, ``.../zone``, ``network.topology.nvidia.com/...``);
+    a level without one shared key is ``level<depth>``. No names when no level has one."""
+    if not isinstance(switches, dict):
+        return ()
+    keys_at: dict[int, set[tuple[str, ...]]] = {}
+    stack = [(r, 0) for r in roots]
+    while stack:
+        switch, depth = stack.pop()
+        body = switches.get(switch.name)
+        labels = body.get("labels") if isinstance(body, dict) else None
+        keys_at.setdefault(depth, set()).add(
+            tuple(sorted(labels)) if isinstance(labels, dict) else ()
+        )
+        stack.extend((c, depth + 1) for c in switch.children)
+    names = []
+    for depth in range(len(keys_at)):
+        keys = keys_at[depth]
+        only = next(iter(keys)) if len(keys) == 1 else ()
+        names.append(only[0] if len(only) == 1 else f"level{depth}")
+    if all(n.startswith("level") for n in names) or len(set(names)) != len(names):
+        return ()
+    return tuple(names)
 
 
 def _map_shape(data: dict[Any, Any], switches: dict[Any, Any], src: str) -> list[SwitchDef]:

@@ -146,10 +146,21 @@ def _groups_best_fit(capacities: Sequence[int], size: int, count: int) -> list[i
     return owners if len(owners) == count else None
 
 
+def _no_constraints(instance: PlacementInstance) -> str | None:
+    from topoopt.placement.constraints import unhonoured_reason
+
+    return unhonoured_reason(instance)
+
+
 class _RankOrderBaseline(Solver):
     """A deterministic baseline given by a pod sequence in rank order."""
 
     family = "placement"
+
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        return _no_constraints(instance)
 
     @abstractmethod
     def pods(self, instance: PlacementInstance) -> list[int]:
@@ -196,6 +207,11 @@ class KoordinatorSolver(Solver):
 
     name = "placement/koordinator"
     family = "placement"
+
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        return _no_constraints(instance)
 
     def _solve(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         caps = instance.capacities
@@ -300,6 +316,11 @@ class RandomFitSolver(Solver):
     name = "placement/random-fit"
     family = "placement"
     stochastic = True
+
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        return _no_constraints(instance)
 
     def _solve(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         rng = ctx.rng

@@ -42,6 +42,13 @@ class HierarchicalSolver(Solver):
     gives_bound = True
     uses_backend = True
 
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """As ``placement/exact-mip``: not for a ``weighted`` objective."""
+        from topoopt.placement.solvers.mip import weighted_reason
+
+        return weighted_reason(instance)
+
     def _solve(
         self,
         instance: PlacementInstance,

@@ -80,6 +80,23 @@ LOOK_AHEAD_PART = 0.5
 :data:`COMBINATORIAL_SHARE`: the look-ahead's last programme has nothing after it to absorb
 its overrun of model building and teardown)."""
 
+
+def weighted_reason(instance: PlacementInstance) -> str | None:
+    """Why an exact solver of the minipod level cannot solve ``instance``: its objective
+    weighs the levels below (``None`` for ``top`` and ``lex``, whose objective value is the
+    minipod score), or it states constraints."""
+    from topoopt.placement.constraints import unhonoured_reason
+
+    if instance.constraints:
+        return unhonoured_reason(instance)
+    if instance.objective.mode == "weighted":
+        return (
+            "its objective weighs every level of the tree (objective.levels 'weighted') and "
+            "this solver optimises the minipod level only; use placement/levels"
+        )
+    return None
+
+
 EXACT_S_PER_ASSIGNMENT = 2e-4
 """Measured seconds to build an exact model and hand it to HiGHS, per assignment variable."""
 
@@ -95,6 +112,13 @@ class CoarseMipSolver(MipSolver):
     name = "placement/coarse-mip"
     family = "placement"
     formulation = "topoopt.placement.formulations.coarse"
+
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        from topoopt.placement.constraints import unhonoured_reason
+
+        return unhonoured_reason(instance)
 
     def start(self, instance: PlacementInstance, *, unit: str = "pp", **opts: Any) -> Placement:
         """The closed-form start of ``unit`` (whole units, or units laid end to end)."""
@@ -159,6 +183,11 @@ class CoarseMipSolver(MipSolver):
 class ExactMipSolver(MipSolver):
     """Exact optimum of the score (eq. 2–3) by MIP.
 
+    Option ``stop_at``: stop the walk at the first pair scoring at least this much (the
+    optimum is then proven to be at least that score, the result is the constructive
+    placement with termination ``objective_limit``); ``placement/levels`` uses it to cut
+    subtrees that cannot beat its incumbent.
+
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
     pairs with ``A = 1`` or ``B = 1`` are decided in closed form, others are first refuted by
     a counting relaxation or realised by a block construction, and only the rest go to the
@@ -174,15 +203,30 @@ class ExactMipSolver(MipSolver):
     gives_bound = True
     formulation = "topoopt.placement.formulations.exact"
 
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """A ``weighted`` objective counts the levels below the minipods, which this solver
+        does not see (``placement/levels`` does)."""
+        return weighted_reason(instance)
+
     def start(self, instance: PlacementInstance, **opts: Any) -> Placement | None:
         """The constructive incumbent for the monolithic model; none for a feasibility model."""
         return None if opts else _constructive_incumbent(instance)
 
     def _solve(
-        self, instance: PlacementInstance, ctx: SolveContext, *, method: str = "decompose"
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        *,
+        method: str = "decompose",
+        stop_at: float | None = None,
     ) -> Attempt:
+        if stop_at is not None and (
+            isinstance(stop_at, bool) or not isinstance(stop_at, (int, float))
+        ):
+            raise InvalidOptionError(f"stop_at: must be a number, got {stop_at!r}")
         if method == "decompose":
-            return self._decompose(instance, ctx)
+            return self._decompose(instance, ctx, stop_at)
         if method == "monolithic":
             skip = self._cannot_build(instance, ctx)
             if skip is not None:
@@ -275,7 +319,9 @@ class ExactMipSolver(MipSolver):
         found = None if matrix is None else Placement.from_rows(matrix)
         return found, TerminationReason(termination), spent
 
-    def _decompose(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
+    def _decompose(
+        self, instance: PlacementInstance, ctx: SolveContext, stop_at: float | None = None
+    ) -> Attempt:
         walk = ctx  # the walk over pairs stops early enough to leave the look-ahead its share
         if ctx.time_limit is not None:
             walk = dataclasses.replace(ctx, time_limit=(1 - LOOK_AHEAD_SHARE) * ctx.time_limit)
@@ -345,6 +391,16 @@ class ExactMipSolver(MipSolver):
         for pair in iter_target_pairs(instance):
             if out_of_time():
                 return give_up(pair)
+            if stop_at is not None and round(pair.score, 12) >= round(stop_at, 12):
+                return Attempt(  # every pair below stop_at is infeasible: the caller's cut
+                    solution=_constructive_incumbent(instance, out_of_time, build),
+                    termination=TerminationReason.OBJECTIVE_LIMIT,
+                    bound=pair.score,
+                    build_s=build_s,
+                    solve_s=solve_s,
+                    message=f"stopped at A={pair.max_dp_use}, B={pair.max_pp_use}: no pair "
+                    f"below stop_at={stop_at:g} is feasible; " + _tally(decided),
+                )
             if pair.max_dp_use == 1 or pair.max_pp_use == 1:
                 decided["closed form"] += 1
                 found = (

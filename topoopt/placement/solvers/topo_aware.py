@@ -368,6 +368,13 @@ class TopoAwareSolver(Solver):
     name = "placement/topo-aware"
     family = "placement"
 
+    @classmethod
+    def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
+        """Constraints are not honoured."""
+        from topoopt.placement.constraints import unhonoured_reason
+
+        return unhonoured_reason(instance)
+
     def _solve(
         self,
         instance: PlacementInstance,

@@ -1,0 +1,416 @@
+"""Every level of the tree (issue #30): the multi-level objective, its oracle and
+``placement/levels``.
+
+The brute force here (:func:`_brute`) computes the spreads of every level from node names and
+the instance's leaves and paths alone, independently of :mod:`topoopt.placement.tree`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import topoopt
+from topoopt.core.errors import InvalidInstanceError, UnsupportedInstanceError
+from topoopt.core.status import SolutionStatus
+from topoopt.placement import Leaf, Minipod, PlacementInstance, check, evaluate
+from topoopt.placement.generate import tree_instance
+from topoopt.placement.instance import Constraints
+from topoopt.placement.solution import describe
+from topoopt.placement.solvers.oracle import enumerate_levels_naive
+from topoopt.placement.tree import build_tree, level_scores, objective_key
+
+from .strategies import constrained_tree_instances, tree_instances
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _d(k: int) -> int:
+    return k if k >= 2 else 0
+
+
+def _switches(instance: PlacementInstance) -> dict[str, tuple[tuple[object, ...], ...]]:
+    """Node name -> its switch at every level, top first, told apart by their ancestors."""
+    out = {}
+    for j, pod in enumerate(instance.minipods):
+        for k, leaf in enumerate(pod.leaves):
+            chain = [(j,)]
+            for name in leaf.path:
+                chain.append((*chain[-1], name))
+            chain.append((j, "leaf", k))
+            for node in leaf.nodes:
+                out[node] = tuple(chain)
+    return out
+
+
+def _scores(instance: PlacementInstance, grid: list[list[str]]) -> list[float]:
+    where = _switches(instance)
+    rows, cols = instance.rows, instance.cols
+    out = []
+    for lv in range(instance.n_levels):
+        at = [[where[grid[r][c]][lv] for c in range(cols)] for r in range(rows)]
+        dp = _d(max(len({at[r][c] for r in range(rows)}) for c in range(cols)))
+        pp = _d(max(len(set(row)) for row in at))
+        out.append(instance.alpha * dp + instance.beta * pp)
+    return out
+
+
+def _key(instance: PlacementInstance, scores: list[float]) -> tuple[float, ...]:
+    if instance.objective.mode == "weighted":
+        return (
+            round(sum(w * s for w, s in zip(instance.objective.weights, scores, strict=True)), 9),
+        )
+    return tuple(round(s, 9) for s in scores)
+
+
+def _brute(instance: PlacementInstance) -> tuple[float, ...]:
+    """Least key over every map of cells to distinct free nodes (tiny instances)."""
+    nodes = [n for pod in instance.minipods for leaf in pod.leaves for n in leaf.nodes]
+    rows, cols = instance.rows, instance.cols
+    best = None
+    for chosen in itertools.permutations(nodes, rows * cols):
+        grid = [list(chosen[r * cols : (r + 1) * cols]) for r in range(rows)]
+        key = _key(instance, _scores(instance, grid))
+        best = key if best is None or key < best else best
+    assert best is not None
+    return best
+
+
+def _result_key(instance: PlacementInstance, result: topoopt.Result) -> tuple[float, ...]:
+    assert result.is_ok, result
+    assert not check(instance, result.solution)
+    nodes = result.solution.nodes
+    assert nodes is not None
+    return _key(instance, _scores(instance, [list(row) for row in nodes]))
+
+
+@SETTINGS
+@given(tree_instances(max_cells=4, max_pods=2, max_groups=2, max_leaves=2, max_free=2))
+def test_naive_oracle_equals_brute_force_over_nodes(instance: PlacementInstance) -> None:
+    key, placement = enumerate_levels_naive(instance)
+    assert key == _brute(instance)
+    assert _result_key(instance, _as_result(instance, placement)) == key
+
+
+def _as_result(instance: PlacementInstance, placement: object) -> topoopt.Result:
+    class _R:
+        is_ok = True
+        solution = placement
+
+    return _R()  # type: ignore[return-value]
+
+
+@SETTINGS
+@given(tree_instances(max_cells=5, max_pods=2, max_groups=2, max_leaves=2, max_free=3))
+def test_oracle_equals_naive(instance: PlacementInstance) -> None:
+    key, _ = enumerate_levels_naive(instance)
+    result = topoopt.solve(instance, "placement/enumerate")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert _result_key(instance, result) == key
+    assert math.isclose(result.objective, evaluate(instance, result.solution))
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+@SETTINGS
+@given(instance=tree_instances(max_cells=6, max_pods=2, max_groups=2, max_leaves=2, max_free=3))
+def test_levels_mip_equals_oracle(backend: str, instance: PlacementInstance) -> None:
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, "placement/levels", backend=backend, method="mip")
+    assert result.status is SolutionStatus.OPTIMAL, result
+    assert _result_key(instance, result) == _result_key(instance, oracle)
+    # the bound of every level (lex) is its score: proven
+    if instance.objective.mode == "lex":
+        scores = level_scores(instance, result.solution)
+        names = ["minipod_bound", "level1_bound", "leaf_bound"]
+        for name, score in zip(names, scores, strict=True):
+            assert math.isclose(result.metrics[name], score.score, abs_tol=1e-6)
+
+
+def test_objective_modes_and_json() -> None:
+    pod = Minipod.from_leaves(
+        "a", [Leaf("l0", ["h0", "h1"], ["g0"]), Leaf("l1", ["h2", "h3"], ["g1"])]
+    )
+    weighted = PlacementInstance(
+        "w", [pod], dp=2, tp=8, pp=2, alpha=0.25, level_names=["pod", "group", "rack"],
+        objective={"levels": "weighted", "weights": [4, 2, 1]},
+    )  # fmt: skip
+    assert topoopt.load(weighted.to_dict()) == weighted
+    assert weighted.levels == ("pod", "group", "rack")
+    assert weighted.level("rack") == 2 and weighted.level(-2) == 1
+    result = topoopt.solve(weighted, "placement/levels")
+    # one pipeline per rack: DP spread 2 at group and rack, PP spread 0
+    assert result.objective == pytest.approx(2 * 0.5 + 1 * 0.5)
+    with pytest.raises(UnsupportedInstanceError, match="placement/levels"):
+        topoopt.solve(weighted, "placement/exact-mip")
+    text = describe(weighted, result.solution)
+    assert "spreads at every level (objective: weights 4, 2, 1 -> 1.5)" in text
+    assert "rack   DP spread   2  PP spread   0  score 0.5" in text
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"objective": {"levels": "weighted", "weights": [1, 2]}}, "objective.weights"),
+        ({"objective": {"levels": "best"}}, "objective.levels"),
+        ({"objective": {"levels": "weighted", "weights": [0, 0, 0]}}, "objective.weights"),
+        ({"objective": {"levels": "weighted", "weights": [1, -1, 0]}}, r"objective.weights\[1\]"),
+        ({"objective": {"levels": "lex", "weights": [1, 1, 1]}}, "objective.weights"),
+        ({"level_names": ["a", "b"]}, "topology.level_names"),
+        ({"level_names": ["a", "b", "a"]}, r"topology.level_names\[2\]"),
+    ],
+)
+def test_bad_objectives_name_the_field(changes: dict, field: str) -> None:
+    pod = Minipod.from_leaves(
+        "a", [Leaf("l0", ["h0", "h1"], ["g0"]), Leaf("l1", ["h2", "h3"], ["g1"])]
+    )
+    with pytest.raises(InvalidInstanceError, match=field):
+        PlacementInstance("x", [pod], dp=2, tp=8, pp=2, alpha=0.5, **changes)
+
+
+def test_a_switch_under_two_parents_is_refused() -> None:
+    pod = Minipod.from_leaves(
+        "a", [Leaf("l0", ["h0"], ["g0", "s0"]), Leaf("l1", ["h1"], ["g1", "s0"])]
+    )
+    with pytest.raises(InvalidInstanceError, match=r"leaves\[1\]\.path\[1\].*one parent"):
+        PlacementInstance("x", [pod], dp=1, tp=8, pp=2, alpha=0.5)
+
+
+def test_tree_of_an_instance_without_leaves_has_one_level() -> None:
+    inst = PlacementInstance("x", [Minipod("a", 3), Minipod("b", 2)], dp=2, tp=8, pp=2, alpha=0.5)
+    tree = build_tree(inst)
+    assert tree.n_levels == 1 and tree.leaf_free.tolist() == [3, 2]
+    assert objective_key(inst, [1.0]) == (1.0,)
+
+
+@pytest.mark.parametrize(("method", "backend"), [("walk", "highs"), ("auto", "highs"),
+                                                 ("auto", "scip")])  # fmt: skip
+@SETTINGS
+@given(instance=tree_instances(max_cells=6, max_pods=3, max_groups=2, max_leaves=3, max_free=3))
+def test_walk_is_never_better_than_the_oracle_and_proves_only_optima(
+    method: str, backend: str, instance: PlacementInstance
+) -> None:
+    """The walk down the tree: feasible, never better than the oracle, its per-level bounds
+    below the oracle's scores (for lex: as long as the levels above equal the oracle's), and
+    when it claims a proof it has the oracle's optimum; ``auto`` always proves these."""
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    best = _result_key(instance, oracle)
+    result = topoopt.solve(instance, "placement/levels", method=method, backend=backend)
+    mine = _result_key(instance, result)
+    assert mine >= best
+    if result.status is SolutionStatus.OPTIMAL:
+        assert mine == best
+    if method == "auto":
+        assert result.status is SolutionStatus.OPTIMAL, result
+    names = ["minipod_bound", "level1_bound", "leaf_bound"]
+    if instance.objective.mode == "weighted":
+        assert result.bound <= oracle.objective + 1e-9
+        # every level's bound holds for every placement, the oracle's among them
+        truth = [s.score for s in level_scores(instance, oracle.solution)]
+        for name, score in zip(names, truth, strict=True):
+            assert result.metrics[name] <= score + 1e-9, (name, result.metrics, truth)
+    else:
+        for lv, name in enumerate(names):
+            assert result.metrics[name] <= best[lv] + 1e-9, (name, result.metrics, best)
+            if round(result.metrics[name], 9) < best[lv]:
+                break  # the levels below are bounded only given this one's optimum
+
+
+# --- constraints -------------------------------------------------------------------------------
+
+
+def _brute_constrained(instance: PlacementInstance) -> tuple[float, ...] | None:
+    """:func:`_brute` over the node maps that respect the constraints, each rule written out
+    here from ranks and node names (the preferred level resolved as Kueue does)."""
+    where = _switches(instance)
+    nodes = [n for pod in instance.minipods for leaf in pod.leaves for n in leaf.nodes]
+    rows, cols, n = instance.rows, instance.cols, instance.n_nodes
+    c = instance.constraints
+    level = None if c.required_level is None else instance.levels.index(c.required_level)
+    if c.preferred_level is not None:
+        level = None
+        for lv in range(instance.levels.index(c.preferred_level), -1, -1):
+            holds = {}
+            for node in nodes:
+                holds[where[node][lv]] = holds.get(where[node][lv], 0) + 1
+            if _room_with_slices(instance, where, nodes, lv) >= n:
+                level = lv
+                break
+            del holds
+    rules = []
+    if c.slice_size is not None and c.slice_size > 1:
+        rules.append((c.slice_size, instance.levels.index(c.slice_level)))
+    if c.segment is not None and c.segment > 1 and n > c.segment:
+        rules.append((c.segment, instance.n_levels - 1))
+    best = None
+    for chosen in itertools.permutations(nodes, n):
+        by_rank = [chosen[(k % rows) * cols + k // rows] for k in range(n)]
+        if level is not None and len({where[x][level] for x in chosen}) > 1:
+            continue
+        if any(
+            len({where[x][lv] for x in by_rank[t * size : (t + 1) * size]}) > 1
+            for size, lv in rules
+            for t in range(n // size)
+        ):
+            continue
+        if c.max_switches is not None and len({where[x][-1] for x in chosen}) > c.max_switches:
+            continue
+        grid = [list(chosen[r * cols : (r + 1) * cols]) for r in range(rows)]
+        key = _key(instance, _scores(instance, grid))
+        best = key if best is None or key < best else best
+    return best
+
+
+def _room_with_slices(instance, where, nodes, level) -> int:
+    """The most nodes one level-``level`` switch offers with every slice whole."""
+    c = instance.constraints
+    rules = []
+    if c.slice_size is not None and c.slice_size > 1:
+        rules.append((c.slice_size, instance.levels.index(c.slice_level)))
+    if c.segment is not None and c.segment > 1 and instance.n_nodes > c.segment:
+        rules.append((c.segment, instance.n_levels - 1))
+    best = 0
+    for top in {where[x][level] for x in nodes}:
+        mine = [x for x in nodes if where[x][level] == top]
+        room = len(mine)
+        for size, lv in rules:
+            if lv < level:
+                continue
+            counts: dict[object, int] = {}
+            for x in mine:
+                counts[where[x][lv]] = counts.get(where[x][lv], 0) + 1
+            room = min(room, sum(v // size * size for v in counts.values()))
+        best = max(best, room)
+    return best
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(constrained_tree_instances(max_cells=4, max_pods=2, max_groups=2, max_leaves=2, max_free=3))
+def test_constrained_oracle_equals_brute_force(instance: PlacementInstance) -> None:
+    expected = _brute_constrained(instance)
+    result = topoopt.solve(instance, "placement/enumerate")
+    naive, _ = enumerate_levels_naive(instance)
+    if expected is None:
+        assert result.termination.value == "infeasible", result
+        assert result.message.startswith("constraints"), result.message
+        assert naive == ()
+        return
+    assert result.status is SolutionStatus.OPTIMAL, result
+    assert _result_key(instance, result) == expected == naive
+
+
+@pytest.mark.parametrize(("method", "backend"), [("mip", "highs"), ("mip", "scip"),
+                                                 ("walk", "highs"), ("auto", "highs")])  # fmt: skip
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=constrained_tree_instances(max_cells=6, max_pods=2, max_groups=2, max_leaves=2))
+def test_constrained_levels_solver_against_the_oracle(
+    method: str, backend: str, instance: PlacementInstance
+) -> None:
+    """Exact methods (mip, auto) equal the oracle, infeasible included; the walk is feasible,
+    never better, and proves only optima."""
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    result = topoopt.solve(instance, "placement/levels", method=method, backend=backend)
+    if oracle.solution is None:
+        assert result.solution is None, result
+        if method != "walk":
+            assert result.termination.value == "infeasible", result
+        return
+    if result.solution is None:
+        assert method == "walk", result
+        return
+    assert not check(instance, result.solution)
+    mine, best = _result_key(instance, result), _result_key(instance, oracle)
+    assert mine >= best
+    if method != "walk":
+        assert result.status is SolutionStatus.OPTIMAL, result
+    if result.status is SolutionStatus.OPTIMAL:
+        assert mine == best
+
+
+def _per_switch(instance: PlacementInstance, result: topoopt.Result, level: int) -> list[int]:
+    where = _switches(instance)
+    counts: dict[object, int] = {}
+    for row in result.solution.nodes:
+        for node in row:
+            counts[where[node][level]] = counts.get(where[node][level], 0) + 1
+    return sorted(counts.values())
+
+
+def test_balanced_split_kueue_6554() -> None:
+    """Kueue #6554: a 16-pod job on two racks of 15 free nodes each is better split 8:8 than
+    1:15. Job 8 x 2 (two stages of 8 DP ranks): when DP weighs more (alpha > 0.5) the 8:8
+    split keeps every DP group inside one rack; when PP weighs more every pipeline stays whole
+    (7 pipelines of 2 on one rack, 1 on the other) — never 1:15 across a DP group."""
+    racks = [[[15, 15]]]  # one pod, one group, two racks
+    for alpha, split, spreads in ((0.6, [8, 8], (0, 2)), (0.8, [8, 8], (0, 2)),
+                                  (0.2, [2, 14], (2, 0))):  # fmt: skip
+        inst = tree_instance("kueue-6554", racks, rows=8, cols=2, alpha=alpha)
+        result = topoopt.solve(inst, "placement/levels")
+        assert result.status is SolutionStatus.OPTIMAL
+        assert _per_switch(inst, result, 2) == split
+        got = (result.metrics["leaf_dp_spread"], result.metrics["leaf_pp_spread"])
+        assert got == spreads
+
+
+def test_segments_stay_whole_slurm_36_by_12() -> None:
+    """Slurm: a 36-node job with --segment=12 was split 17+17+2 over three blocks. With
+    segments each inside one block the blocks take whole segments: 12s."""
+    blocks = [[[17, 17, 20]]]
+    inst = tree_instance("segment-36", blocks, rows=12, cols=3, alpha=0.5,
+                         constraints=Constraints(segment=12))  # fmt: skip
+    result = topoopt.solve(inst, "placement/levels")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert _per_switch(inst, result, 2) in ([12, 24], [12, 12, 12])
+    assert not check(inst, result.solution)
+    order = result.to_dict()["solution"]["rank_order"]
+    where = _switches(inst)
+    for t in range(3):  # ranks 12t .. 12t+11 on one block
+        assert len({where[node][2] for node in order[12 * t : 12 * t + 12]}) == 1
+    # the segment rule refuses the 17+17+2 split
+    by_rank = [f"n0-0-0-{i}" for i in range(17)] + [f"n0-0-1-{i}" for i in range(17)]
+    by_rank += ["n0-0-2-0", "n0-0-2-1"]
+    bad = [[by_rank[c * 12 + r] for c in range(3)] for r in range(12)]
+    assert any("constraints.segment" in v for v in check(inst, result.solution.with_nodes(bad)))
+
+
+@pytest.mark.parametrize(
+    ("constraints", "field"),
+    [
+        (Constraints(required_level="rack"), "constraints.required_level"),
+        (Constraints(slice_size=4, slice_level="rack"), "constraints.slice_size"),
+        (Constraints(segment=4), "constraints.segment"),
+        (Constraints(max_switches=1), "constraints.max_switches"),
+    ],
+)
+def test_an_impossible_request_is_an_infeasible_result_naming_the_constraint(
+    constraints: Constraints, field: str
+) -> None:
+    inst = tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=constraints)
+    for solver in ("placement/levels", "placement/enumerate"):
+        result = topoopt.solve(inst, solver)
+        assert result.termination.value == "infeasible", result
+        assert result.solution is None
+        assert result.message.startswith(field), result.message
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"slice_size": 3}, "constraints.slice_size"),
+        ({"segment": 3}, "constraints.segment"),
+        ({"slice_level": "rack"}, "constraints.slice_level"),
+        (
+            {"required_level": "rack", "slice_size": 2, "slice_level": "pod"},
+            "constraints.slice_level",
+        ),
+        ({"required_level": "rack", "preferred_level": "pod"}, "constraints.preferred_level"),
+        ({"max_switches": 0}, "constraints.max_switches"),
+        ({"required_level": "host"}, "constraints.required_level"),
+        ({"segments": 2}, "constraints.segments"),
+    ],
+)
+def test_bad_constraints_name_the_field(changes: dict, field: str) -> None:
+    with pytest.raises(InvalidInstanceError, match=field.replace(".", r"\.")):
+        tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=changes)

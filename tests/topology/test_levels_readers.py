@@ -1,0 +1,172 @@
+"""Readers for every level (issue #30): Volcano HyperNodes, Kueue Topology objects, topograph
+level names, and the placement importer keeping every level; bad input names the file and
+line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import topoopt
+from topoopt.topology import (
+    TopologyError,
+    load_topology,
+    parse_volcano_hypernodes,
+    read_kueue_topology,
+    read_topograph,
+    read_volcano_hypernodes,
+)
+
+DATA = Path(__file__).parent / "data"
+NODES = [f"node-{i}" for i in range(5)]
+
+
+def test_volcano_hypernodes_keep_every_tier() -> None:
+    topo = read_volcano_hypernodes(DATA / "volcano/hypernodes.yaml", nodes=NODES)
+    assert topo.levels == ("tier3", "tier2", "tier1")
+    assert topo.path("node-3") == ("top", "spine0", "rack1")
+    assert topo.nodes_under("spine1") == ("node-4",)
+    with pytest.raises(TopologyError, match=r"hypernodes\.yaml:25: .*regexMatch.*needs the node"):
+        read_volcano_hypernodes(DATA / "volcano/hypernodes.yaml")
+
+
+def _hypernode(name: str, tier: int, *members: tuple[str, str]) -> str:
+    lines = [
+        "---",
+        "apiVersion: topology.volcano.sh/v1alpha1",
+        "kind: HyperNode",
+        f"metadata: {{name: {name}}}",
+        "spec:",
+        f"  tier: {tier}",
+        "  members:",
+    ]
+    lines += [f"  - {{type: {t}, selector: {{exactMatch: {{name: {m}}}}}}}" for t, m in members]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "line"),
+    [
+        (  # a node under two parents
+            _hypernode("r0", 1, ("Node", "n0")) + _hypernode("r1", 1, ("Node", "n0")),
+            "node 'n0' is in two HyperNodes: 'r0'",
+            None,
+        ),
+        (  # a HyperNode under two parents (not parallel: different members)
+            _hypernode("r0", 1, ("Node", "n0"))
+            + _hypernode("r1", 1, ("Node", "n1"))
+            + _hypernode("s0", 2, ("HyperNode", "r0"))
+            + _hypernode("s1", 2, ("HyperNode", "r0"), ("HyperNode", "r1")),
+            "two parents",
+            None,
+        ),
+        (  # levels of uneven depth: tier 3 lists a tier-1 HyperNode
+            _hypernode("r0", 1, ("Node", "n0"))
+            + _hypernode("r1", 1, ("Node", "n1"))
+            + _hypernode("s0", 2, ("HyperNode", "r0"))
+            + _hypernode("t", 3, ("HyperNode", "s0"), ("HyperNode", "r1")),
+            "levels of uneven depth: HyperNode 't' \\(tier 3\\) lists 'r1' of tier 1",
+            33,
+        ),
+        (  # a cycle cannot keep tiers one apart: it shows as uneven depth
+            _hypernode("a", 1, ("HyperNode", "b")) + _hypernode("b", 2, ("HyperNode", "a")),
+            "levels of uneven depth",
+            8,
+        ),
+        (_hypernode("r0", 0, ("Node", "n0")), "spec.tier must be a positive integer", 6),
+        ("kind: Node\nmetadata: {name: x}\n", "expected a HyperNode", 1),
+        (
+            _hypernode("r0", 1).replace(
+                "members:",
+                "members:\n  - {type: Node, selector: {labelMatch: {matchLabels: {a: b}}}}",
+            ),
+            "labelMatch",
+            8,
+        ),
+    ],
+)
+def test_bad_hypernodes_name_the_file_and_line(text: str, words: str, line: int | None) -> None:
+    with pytest.raises(TopologyError, match=words) as info:
+        parse_volcano_hypernodes(text, "hn.yaml")
+    assert info.value.source == "hn.yaml"
+    if line is not None:
+        assert info.value.line == line, info.value
+
+
+def test_volcano_is_guessed_and_loaded(tmp_path: Path) -> None:
+    path = DATA / "volcano/hypernodes.yaml"
+    text = path.read_text().replace("regexMatch:\n        pattern: node-[23]",
+                                    "exactMatch:\n        name: node-2")  # fmt: skip
+    exact = tmp_path / "exact.yaml"
+    exact.write_text(text)
+    topo = load_topology(exact)  # guessed: volcano
+    assert topo.levels == ("tier3", "tier2", "tier1") and "node-3" not in topo
+
+
+def test_kueue_topology_levels_with_the_nodes() -> None:
+    topo = read_kueue_topology(DATA / "kueue/topology.yaml", DATA / "k8s/nodes.json")
+    assert topo.levels == ("network.topology.nvidia.com/spine", "network.topology.nvidia.com/leaf")
+    assert topo.level("leaf") == 1
+    with pytest.raises(TopologyError, match=r"hypernodes\.yaml:2: expected one Kueue Topology"):
+        read_kueue_topology(DATA / "volcano/hypernodes.yaml", DATA / "k8s/nodes.json")
+
+
+def test_topograph_levels_are_named_by_their_labels() -> None:
+    topo = read_topograph(DATA / "topograph/dual-level.yaml")
+    assert topo.levels == ("topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+                           "level2")  # fmt: skip
+    assert topo.level("zone") == 1
+
+
+def _import(tmp_path: Path, *args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from topoopt.cli import main
+
+    result = CliRunner().invoke(main, ["instances", "import", "placement", *args,
+                                       "--out", str(tmp_path / "i.json")])  # fmt: skip
+    return result.exit_code, result.output
+
+
+def test_import_keeps_every_level_for_a_multilevel_objective(tmp_path: Path) -> None:
+    code, out = _import(tmp_path, "--topology", str(DATA / "topograph/dual-level.yaml"),
+                        "--level", "0", "--free", "node[0001-0018,0037-0090]", "--dp", "16",
+                        "--tp", "8", "--pp", "2", "--alpha", "0.5", "--levels", "lex")  # fmt: skip
+    assert code == 0, out
+    inst = topoopt.load(tmp_path / "i.json")
+    assert inst.levels == ("topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+                           "level2")  # fmt: skip
+    assert inst.objective.mode == "lex"
+    # with a Kueue Topology object and the nodes
+    code, out = _import(tmp_path, "--topology", str(DATA / "k8s/nodes.json"),
+                        "--kueue-topology", str(DATA / "kueue/topology.yaml"), "--level", "0",
+                        "--free", "@" + str(_free_file(tmp_path)), "--dp", "2", "--tp", "8",
+                        "--pp", "2", "--alpha", "0.5", "--levels", "lex")  # fmt: skip
+    assert code == 0, out
+    assert topoopt.load(tmp_path / "i.json").n_levels == 2
+
+
+def _free_file(tmp_path: Path) -> Path:
+    data = json.loads((DATA / "k8s/nodes.json").read_text())
+    names = [
+        n["metadata"]["name"]
+        for n in data["items"]
+        if "network.topology.nvidia.com/leaf" in n["metadata"].get("labels", {})
+    ]
+    path = tmp_path / "free.txt"
+    path.write_text("\n".join(names) + "\n")
+    return path
+
+
+def test_import_refuses_uneven_levels_naming_the_file(tmp_path: Path) -> None:
+    conf = tmp_path / "uneven.conf"
+    conf.write_text("SwitchName=l0 Nodes=n[0-1]\nSwitchName=l1 Nodes=n[2-3]\n"
+                    "SwitchName=s0 Switches=l0\nSwitchName=top Switches=s0,l1\n")  # fmt: skip
+    code, out = _import(tmp_path, "--topology", str(conf), "--level", "0", "--free", "n[0-3]",
+                        "--dp", "2", "--tp", "8", "--pp", "1", "--alpha", "0.5",
+                        "--levels", "lex")  # fmt: skip
+    assert code == 2, out
+    assert "uneven.conf" in out and "levels of uneven depth" in out and "'l1'" in out
+    assert load_topology(conf).balanced is False

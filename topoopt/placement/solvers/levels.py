@@ -1,0 +1,863 @@
+"""``placement/levels``: the placement optimised at every level of the tree, with proof.
+
+The instance's :class:`~topoopt.placement.instance.LevelObjective` says how the levels'
+scores ``S_0 .. S_{L-1}`` (Arnold eq. 2 over the switches of each level, 0 = the minipods)
+combine: ``lex`` (lexicographically from the top; also what this solver does on a ``top``
+instance, whose objective ``S_0`` is the leading term) or ``weighted``
+(``sum_l w_l S_l``). The result carries the node of every cell
+(:attr:`Placement.nodes <topoopt.placement.solution.Placement.nodes>`), so its
+``rank_order`` follows the decision at every level, and a proven lower bound per level
+(metrics ``minipod_bound``, ``level<i>_bound``, ``leaf_bound``).
+
+Method ``mip`` solves the model of the whole tree
+(:mod:`topoopt.placement.formulations.levels`): one solve for ``weighted``; for ``lex`` one
+per level, stage ``t`` minimising ``S_t`` with every level above capped at its proven
+optimum.
+
+Method ``walk`` (:class:`_Planner`) walks down the tree. Where the job fits in one switch of
+a level it tries each such switch (that level's spreads are then 0), best bounds first, and
+recurses into it; at the first level where it must span switches (the *split* level) it
+solves Arnold's problem over those switches exactly (``placement/exact-mip``), then puts
+every switch's cells on its children one level at a time
+(:func:`topoopt.placement.levels.assign_leaves`, each level's score given the one above).
+Every level gets a lower bound: 0 above the split, ``exact-mip``'s bound at it, and below it
+the single-level optimum (or bound) over that level's switches of the subtree, which no
+placement beats. The result is proven optimal when the bounds meet the scores (for ``lex``
+level by level, for ``weighted`` their weighted sums).
+
+Method ``auto`` (default) walks, and when the walk is not proven and the model of the whole
+tree is small (:data:`MIP_ASSIGNMENTS`) solves it from the walk's placement. An instance
+without leaves has one level: ``exact-mip`` solves it. See ``docs/levels.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from topoopt.core.deadline import TimeUp, interrupt_at
+from topoopt.core.errors import InvalidOptionError
+from topoopt.core.formulation import MipSolver
+from topoopt.core.registry import register_solver
+from topoopt.core.solver import Attempt, SolveContext
+from topoopt.core.status import SolutionStatus, TerminationReason
+from topoopt.placement.constraints import infeasible_reason, job_level, room, slice_rules
+from topoopt.placement.instance import Leaf, LevelObjective, Minipod, PlacementInstance
+from topoopt.placement.levels import assign_leaves
+from topoopt.placement.solution import Placement, check
+from topoopt.placement.solvers._budget import deadline
+from topoopt.placement.tree import (
+    DIGITS,
+    Tree,
+    build_tree,
+    d,
+    level_scores,
+    lex_key,
+    placement_from_leaves,
+    scores_of_leaves,
+)
+
+METHODS = ("auto", "walk", "mip")
+"""Values of the option ``method``."""
+
+MIP_ASSIGNMENTS = 3_000
+"""``auto`` solves the model of the whole tree after an unproven walk when it has at most
+this many assignment variables (``rows * cols * leaves with a free node``)."""
+
+SINGLE_SHARE = 0.3
+"""Share of the time left one single-level ``exact-mip`` call of the walk may take."""
+
+QUICK_S = 0.05
+"""Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
+hold the job (see :meth:`_Planner.plan`)."""
+
+CAP_SLACK = 1e-6
+"""What a lex stage adds to the proven optimum of a level above when it caps it."""
+
+
+def bound_names(levels: int) -> list[str]:
+    """Metric names of the per-level bounds, top first: ``minipod_bound``,
+    ``level<i>_bound`` (``1 .. L-2``), ``leaf_bound``.
+
+    Examples
+    --------
+    >>> bound_names(4)
+    ['minipod_bound', 'level1_bound', 'level2_bound', 'leaf_bound']
+    """
+    if levels == 1:
+        return ["minipod_bound"]
+    return ["minipod_bound", *(f"level{i}_bound" for i in range(1, levels - 1)), "leaf_bound"]
+
+
+@register_solver
+class LevelsSolver(MipSolver):
+    """Every level of the tree: lexicographic from the top (``lex`` and ``top`` instances) or
+    the instance's weights (``weighted``), proven optimal with a bound per level.
+
+    Option ``method``: ``"mip"`` (the model of the whole tree) or ``"auto"`` (default; the
+    same for now).
+    """
+
+    name = "placement/levels"
+    family = "placement"
+    exact = True
+    gives_bound = True
+    formulation = "topoopt.placement.formulations.levels"
+
+    def _solve(
+        self, instance: PlacementInstance, ctx: SolveContext, *, method: str = "auto"
+    ) -> Attempt:
+        if method not in METHODS:
+            raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+        if instance.constraints:
+            reason = infeasible_reason(instance, build_tree(instance))
+            if reason is not None:
+                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
+        if method == "mip":
+            return self._mip(instance, ctx)
+        if instance.n_levels == 1 and not instance.constraints:
+            return self._flat(instance, ctx)
+        return self._walk(instance, ctx, method)
+
+    def _flat(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
+        """One level: ``placement/exact-mip`` on the instance (its answer and bound)."""
+        from topoopt.placement.solvers.mip import ExactMipSolver
+
+        result = ExactMipSolver().solve(
+            dataclasses.replace(instance, objective=LevelObjective()),
+            backend=ctx.backend,
+            time_limit=None if ctx.time_limit is None else max(ctx.time_left(), 1e-3),
+            seed=ctx.seed,
+            threads=ctx.threads,
+            rel_gap=ctx.rel_gap,
+            backend_options=ctx.backend_options,
+        )
+        bound = result.bound if math.isfinite(result.bound) else None
+        return Attempt(
+            solution=result.solution,
+            termination=result.termination,
+            proven_optimal=result.status is SolutionStatus.OPTIMAL,
+            bound=None if bound is None else _weight0(instance) * bound,
+            build_s=result.build_s,
+            solve_s=result.solve_s,
+            message=f"one level: placement/exact-mip: {result.message}",
+            metrics={} if bound is None else {"minipod_bound": bound},
+        )
+
+    def _walk(self, instance: PlacementInstance, ctx: SolveContext, method: str) -> Attempt:
+        """The walk down the tree (:class:`_Planner`), then the whole-tree model if it is
+        unproven and small (``auto``)."""
+        from topoopt.placement.formulations.levels import model_size
+
+        t0 = time.perf_counter()
+        tree = build_tree(instance)
+        small = method == "auto" and model_size(instance) <= MIP_ASSIGNMENTS
+        try:
+            planner = _Planner(instance, tree, ctx)
+        except ValueError as exc:  # slices the walk cannot keep whole
+            if small:
+                return self._mip(instance, ctx)
+            placement = _slices_in_order(instance, tree)
+            if placement is None:
+                return Attempt(
+                    None,
+                    TerminationReason.COMPLETED,
+                    message=f"walk: {exc}; the slices in rank order found no room (try "
+                    "method='mip')",
+                )
+            return Attempt(
+                placement,
+                TerminationReason.COMPLETED,
+                message=f"walk: {exc}: the slices in rank order, best fit, unproven",
+            )
+        found = planner.run()
+        if found.how == "infeasible":
+            if small:
+                return self._mip(instance, ctx)
+            return Attempt(
+                None,
+                TerminationReason.INFEASIBLE,
+                message="constraints.required_level: no switch of that level can hold the job"
+                if instance.constraints.required_level is not None
+                else "constraints: no placement found",
+            )
+        leaves = found.leaves
+        note = ""
+        if instance.constraints.max_switches is not None:
+            leaves, note = planner.within_switches(leaves)
+        placement = placement_from_leaves(instance, tree, leaves)
+        scores = tuple(s.score for s in scores_of_leaves(instance, tree, leaves))
+        found = dataclasses.replace(found, leaves=leaves, scores=scores)
+        proven = planner.proven(found) and not check(instance, placement)
+        walk_s = time.perf_counter() - t0
+        message = f"walk: {found.how}{note}; {planner.summary()}"
+        bounds = planner.bound_vector(found)
+        if not proven and small and not ctx.expired():
+            feasible = not check(instance, placement)
+            mip = self._mip(instance, ctx, start=placement if feasible else None)
+            if mip.solution is not None or mip.termination is TerminationReason.INFEASIBLE:
+                better = mip.solution is None or not feasible
+                if mip.solution is not None and feasible:
+                    mip_scores = level_scores(instance, mip.solution)
+                    better = planner.key(tuple(s.score for s in mip_scores)) <= planner.key(
+                        found.scores
+                    )
+                if better:
+                    return dataclasses.replace(
+                        mip,
+                        solve_s=mip.solve_s + walk_s,
+                        message=f"{message}; then {mip.message}",
+                        metrics=_max_bounds(mip.metrics, bounds, instance.n_levels),
+                    )
+        if check(instance, placement):
+            return Attempt(
+                None,
+                TerminationReason.COMPLETED,
+                solve_s=walk_s,
+                message=f"{message}; it breaks {'; '.join(check(instance, placement))}",
+            )
+        return Attempt(
+            solution=placement,
+            termination=TerminationReason.OPTIMAL if proven else planner.termination(),
+            proven_optimal=proven,
+            bound=planner.scalar_bound(found),
+            solve_s=walk_s,
+            message=message,
+            metrics=dict(zip(bound_names(instance.n_levels), bounds, strict=True)),
+        )
+
+    def _mip(
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        start: Placement | None = None,
+    ) -> Attempt:
+        """The model of the whole tree: one solve (``weighted``) or one per level (``lex``)."""
+        formulation = self.load()
+        levels = instance.n_levels
+        names = bound_names(levels)
+        t0 = time.perf_counter()
+        try:
+            with interrupt_at(ctx.deadline):
+                model = formulation.build(instance)
+                if start is not None:
+                    formulation.warm_start(model, start)
+        except TimeUp:
+            return Attempt(
+                start,
+                TerminationReason.TIME_LIMIT,
+                build_s=time.perf_counter() - t0,
+                message="no time left to build the model of the whole tree",
+            )
+        build_s = time.perf_counter() - t0
+        warm = start is not None
+        solve_s = 0.0
+        if instance.objective.mode == "weighted":
+            outcome = ctx.solve_model(model, warmstart=warm)
+            solve_s += outcome.solve_s
+            if outcome.termination is TerminationReason.INFEASIBLE:
+                return _proven_infeasible(instance, build_s, solve_s)
+            found = formulation.extract(model, instance) if outcome.has_solution else start
+            attempt = ctx.exact_attempt(outcome, found, build_s)
+            return Attempt(
+                solution=found,
+                termination=attempt.termination,
+                proven_optimal=attempt.proven_optimal,
+                bound=attempt.bound,
+                build_s=build_s,
+                solve_s=solve_s,
+                message=f"whole-tree model, weights {list(instance.objective.weights)}; "
+                + outcome.message,
+            )
+        bounds: dict[str, float] = {}
+        found = start
+        termination = TerminationReason.OPTIMAL
+        notes = []
+        for stage in range(levels):
+            for lv in range(levels):
+                model.weight[lv] = 1.0 if lv == stage else 0.0
+            outcome = ctx.solve_model(model, warmstart=warm)
+            solve_s += outcome.solve_s
+            if stage == 0 and outcome.termination is TerminationReason.INFEASIBLE:
+                return _proven_infeasible(instance, build_s, solve_s)
+            if outcome.has_solution:
+                found = formulation.extract(model, instance)
+                warm = True
+            proven = outcome.termination is TerminationReason.OPTIMAL and ctx.rel_gap == 0
+            if found is None or not proven:
+                if outcome.bound is not None and math.isfinite(outcome.bound):
+                    bounds[names[stage]] = max(outcome.bound, 0.0)
+                termination = outcome.termination
+                notes.append(f"stage {stage} ({instance.levels[stage]}): {outcome.message}")
+                break
+            best = level_scores(instance, found)[stage].score
+            bounds[names[stage]] = round(best, DIGITS)
+            model.cap[stage] = best + CAP_SLACK
+        proven_all = termination is TerminationReason.OPTIMAL and len(bounds) == levels
+        stages = "lexicographic, one model solve per level"
+        return Attempt(
+            solution=found,
+            termination=termination,
+            proven_optimal=proven_all,
+            bound=bounds.get(names[0]),
+            build_s=build_s,
+            solve_s=solve_s,
+            message=f"whole-tree model, {stages}" + ("; " + "; ".join(notes) if notes else ""),
+            metrics=bounds,
+        )
+
+    def start(self, instance: Any, **opts: Any) -> Any | None:
+        """No start of its own (the stages warm start each other)."""
+        return None
+
+
+def _proven_infeasible(instance: PlacementInstance, build_s: float, solve_s: float) -> Attempt:
+    """The whole-tree model proved that no placement respects the constraints."""
+    fields = ", ".join(f"constraints.{name}" for name in instance.constraints.to_dict())
+    return Attempt(
+        None,
+        TerminationReason.INFEASIBLE,
+        build_s=build_s,
+        solve_s=solve_s,
+        message=f"whole-tree model: no placement respects {fields or 'the instance'}",
+    )
+
+
+def _weight0(instance: PlacementInstance) -> float:
+    """The factor of ``S_0`` in the objective (1 unless ``weighted``)."""
+    if instance.objective.mode == "weighted":
+        return instance.objective.weights[0]
+    return 1.0
+
+
+def _max_bounds(
+    mip: dict[str, float] | Any, walk: Sequence[float], levels: int
+) -> dict[str, float]:
+    """Per-level bounds: the larger of the whole-tree model's and the walk's."""
+    out = dict(zip(bound_names(levels), walk, strict=True))
+    for key, value in dict(mip).items():
+        out[key] = max(out.get(key, value), value)
+    return out
+
+
+@dataclass(frozen=True)
+class _Single:
+    """What ``placement/exact-mip`` found on one level's switches."""
+
+    matrix: np.ndarray
+    score: float
+    bound: float
+    proven: bool
+    stopped: bool = False
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A placement the walk found: its leaves, its scores and lower bounds per level (for
+    the placements of its class: inside one switch, or spanning a split level), and how."""
+
+    leaves: np.ndarray
+    scores: tuple[float, ...]
+    bounds: tuple[float, ...]
+    how: str
+    floor: tuple[float, ...] = ()
+    """Per-level bounds of every placement of the class (for ``weighted``: ``bounds`` is
+    the vector whose weighted sum bounds the objective, not a bound per level)."""
+
+
+def _fewest(caps: Sequence[int], size: int) -> int:
+    """The fewest of ``caps`` (largest first) that hold ``size`` (``len + 1`` if none)."""
+    total = 0
+    for i, c in enumerate(sorted(caps, reverse=True), start=1):
+        total += c
+        if total >= size:
+            return i
+    return len(caps) + 1
+
+
+class _Planner:
+    """The walk down the tree of ``placement/levels`` (see the module docstring)."""
+
+    def __init__(self, instance: PlacementInstance, tree: Tree, ctx: SolveContext) -> None:
+        self.inst, self.tree, self.ctx = instance, tree, ctx
+        self.levels = tree.n_levels
+        self.n = instance.n_nodes
+        self.children = [tree.children(lv) for lv in range(self.levels - 1)]
+        self.singles: dict[tuple[bool | int, ...], _Single] = {}
+        self.out_of_time = deadline(ctx, instance)
+        self.calls = 0
+        self.pruned = 0
+        self.expired = False
+        alpha = instance.alpha
+        # where the job fits in one switch, spreading it over several may still pay off
+        self.split_too = instance.objective.mode == "weighted" or alpha in (0.0, 1.0)
+        # constraints: the level whose one switch holds the job, the free nodes a switch
+        # offers with slices whole, and the slices as coarse cells (see _Units)
+        self.job_level = job_level(instance, tree)
+        self.room = [room(instance, tree, lv) for lv in range(self.levels)]
+        self.units = _Units.of(instance)
+
+    # --- keys and bounds ------------------------------------------------------------------
+
+    def key(self, scores: Sequence[float]) -> tuple[float, ...]:
+        """The objective key of a vector of level scores."""
+        if self.inst.objective.mode == "weighted":
+            w = self.inst.objective.weights
+            return (round(sum(a * b for a, b in zip(w, scores, strict=True)), DIGITS),)
+        return lex_key(scores)
+
+    def proven(self, found: _Candidate) -> bool:
+        """Whether the bounds meet the scores (every class left out has bounds that do not
+        beat the placement, so this proves it optimal)."""
+        return self.key(found.bounds) >= self.key(found.scores)
+
+    def bound_vector(self, found: _Candidate) -> list[float]:
+        """Per-level bounds, rounded: for ``lex`` the least bound vector of the classes
+        (level ``l``'s bound holds for the placements whose levels above score as found),
+        for ``weighted`` each level's least bound over the classes."""
+        values = found.bounds if self.inst.objective.mode != "weighted" else found.floor
+        return [round(b, DIGITS) for b in (values or found.bounds)]
+
+    def scalar_bound(self, found: _Candidate) -> float:
+        """The bound of the objective value (``S_0``, or the weighted sum)."""
+        if self.inst.objective.mode == "weighted":
+            w = self.inst.objective.weights
+            return float(sum(a * b for a, b in zip(w, found.bounds, strict=True)))
+        return found.bounds[0]
+
+    def termination(self) -> TerminationReason:
+        """Why an unproven walk stopped."""
+        return TerminationReason.TIME_LIMIT if self.expired else TerminationReason.COMPLETED
+
+    def summary(self) -> str:
+        """Counts for the message."""
+        return f"{self.calls} single-level solves, {self.pruned} subtrees cut by their bounds"
+
+    def cheap(self, caps: Sequence[int]) -> float:
+        """A lower bound on the single-level score over ``caps``: a column needs the fewest
+        switches that hold ``rows`` cells, a row those that hold ``cols``, and both fit in
+        one only if a switch holds the job."""
+        inst = self.inst
+        a, b = _fewest(caps, inst.rows), _fewest(caps, inst.cols)
+        alpha, beta = inst.alpha, inst.beta
+        if a == 1 and b == 1 and max(caps, default=0) < self.n:
+            return min(alpha * 2, beta * 2)
+        return alpha * d(a) + beta * d(b)
+
+    # --- single levels --------------------------------------------------------------------
+
+    def single(
+        self,
+        caps: tuple[int, ...],
+        stop_at: float | None = None,
+        quick: bool = False,
+        coarse: bool = False,
+    ) -> _Single:
+        """``placement/exact-mip`` on switches of free nodes ``caps`` (cached by ``caps``),
+        stopped once its walk over target pairs reaches ``stop_at``; ``quick`` gives it at
+        most :data:`QUICK_S`. With ``coarse`` the job is the coarse one of the slices
+        (:class:`_Units`) and ``caps`` count whole slices."""
+        key = (coarse, *caps)
+        cached = self.singles.get(key)
+        if cached is not None and (
+            cached.proven
+            or (cached.stopped and stop_at is not None and stop_at <= cached.bound)
+            or (quick and not cached.stopped)
+        ):
+            return cached
+        from topoopt.placement.solvers.mip import ExactMipSolver
+
+        inst, ctx = self.inst, self.ctx
+        rows, cols = inst.rows, inst.cols
+        if coarse and self.units is not None:
+            rows, cols = self.units.rows, self.units.cols
+        level = PlacementInstance(
+            "level",
+            tuple(Minipod(f"s{i}", c) for i, c in enumerate(caps)),
+            rows,
+            1,
+            cols,
+            inst.alpha,
+            gpus_per_node=1,
+        )
+        limit = None
+        if ctx.time_limit is not None:
+            limit = max(ctx.time_left() * SINGLE_SHARE, 1e-3)
+        if quick:
+            limit = QUICK_S if limit is None else min(limit, QUICK_S)
+        self.calls += 1
+        result = ExactMipSolver().solve(
+            level,
+            backend=ctx.backend,
+            time_limit=limit,
+            seed=ctx.seed,
+            threads=ctx.threads,
+            backend_options=ctx.backend_options,
+            stop_at=stop_at,
+        )
+        stopped = result.termination is TerminationReason.OBJECTIVE_LIMIT
+        if result.solution is None:  # no time even for a construction: fill in order
+            self.expired = True
+            matrix = np.asarray(_fill(caps, rows, cols))
+            single = _Single(matrix, math.inf, 0.0, False)
+        else:
+            proven = result.status is SolutionStatus.OPTIMAL
+            self.expired |= result.termination is TerminationReason.TIME_LIMIT
+            bound = result.bound if math.isfinite(result.bound) else 0.0
+            single = _Single(
+                np.asarray(result.solution.matrix, dtype=np.int64).reshape(rows, cols),
+                float(result.objective or 0.0),
+                float(bound),
+                proven,
+                stopped,
+            )
+        self.singles[key] = single
+        return single
+
+    def within_switches(self, leaves: np.ndarray) -> tuple[np.ndarray, str]:
+        """Slurm ``--switches``: when ``leaves`` use more leaves than allowed, the job again
+        on the fewest leaves with the most room under the lowest switch that offers enough
+        (best fit among those, as Slurm's tree plugin chooses), walked down from there."""
+        limit = self.inst.constraints.max_switches
+        assert limit is not None
+        if len(np.unique(leaves)) <= limit:
+            return leaves, ""
+        n, tree = self.n, self.tree
+        last = self.levels - 1
+        leaf_room = self.room[last]
+        for level in range(last, -1, -1):
+            under = tree.leaves_under(level)
+            options = []
+            for s, ks in enumerate(under):
+                best = sorted(ks, key=lambda k: (-leaf_room[k], k))[:limit]
+                total = int(sum(leaf_room[k] for k in best))
+                if total >= n:
+                    options.append((total, s, best))
+            if options:
+                _, _, chosen = min(options)
+                break
+        else:
+            return leaves, ""
+        caps = tuple(int(leaf_room[k]) for k in chosen)
+        single = self.single(caps, coarse=False)
+        grid = np.asarray(chosen, dtype=np.int64)[single.matrix]
+        return (
+            grid,
+            f"; {len(np.unique(leaves))} leaves over max_switches: re-placed on {len(chosen)}",
+        )
+
+    # --- the walk -------------------------------------------------------------------------
+
+    def run(self) -> _Candidate:
+        """The best placement of the walk from the top."""
+        top = [s for s in range(len(self.tree.capacity[0])) if self.tree.capacity[0][s] > 0]
+        return self.plan(0, top, None, quick=False)
+
+    def _cut(self, bounds: tuple[float, ...], leaves: np.ndarray) -> _Candidate:
+        """A class of placements left out: no placement of it beats the incumbent."""
+        self.pruned += 1
+        return _Candidate(leaves, (math.inf,) * self.levels, bounds, "cut")
+
+    def beats(self, bounds: Sequence[float], incumbent: _Candidate | None) -> bool:
+        """Whether a class with these bounds may hold a placement better than ``incumbent``."""
+        return incumbent is None or self.key(bounds) < self.key(incumbent.scores)
+
+    def plan(
+        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool
+    ) -> _Candidate:
+        """The best placement of the whole job on the switches ``kids`` of ``level`` (the
+        children of one switch, or the top level), or a cut class when none beats
+        ``incumbent``: in one of them when it fits, else spanning them.
+
+        Where several switches hold the job, a first pass gives each single-level solve
+        :data:`QUICK_S` (``quick``), so that an incumbent comes early; unless ``quick``, a
+        second pass solves again, without that limit, the classes left unproven whose
+        bounds still beat the best placement.
+        """
+        caps = self.room[level]
+        fits = sorted((k for k in kids if caps[k] >= self.n), key=lambda k: (caps[k], k))
+        last = self.levels - 1
+        options: list[_Candidate] = []
+        best = incumbent
+        pinned = self.job_level is not None and level <= self.job_level
+        if pinned and not fits:  # one switch of this level must hold the job: none can
+            none = (math.inf,) * self.levels
+            return _Candidate(np.zeros((0, 0), dtype=np.int64), none, none, "infeasible")
+        if fits and level == last:
+            leaf = fits[0]  # best fit: the smallest leaf that holds the job
+            grid = np.full((self.inst.rows, self.inst.cols), leaf, dtype=np.int64)
+            zero = (0.0,) * self.levels
+            return _Candidate(grid, zero, zero, f"the whole job on one {self.tree.names[-1]}")
+        if fits:
+            below = [
+                [c for c in self.children[level][k] if self.tree.capacity[level + 1][c] > 0]
+                for k in fits
+            ]
+            cheap = [self._cheap_vector(level + 1, b) for b in below]
+            order = sorted(range(len(fits)), key=lambda i: (self.key(cheap[i]), i))
+            found_by: dict[int, _Candidate] = {}
+            for rush in (True, False) if not quick else (True,):
+                for i in order:
+                    known = found_by.get(i)
+                    if known is not None and (
+                        known.how == "cut" or self.key(known.bounds) >= self.key(known.scores)
+                    ):
+                        continue  # cut, or proven in the first pass
+                    bounds = cheap[i] if known is None else known.bounds
+                    if best is not None and (not self.beats(bounds, best) or self.out_of_time()):
+                        self.expired |= self.beats(bounds, best)
+                        found_by[i] = self._cut(bounds, best.leaves)
+                        continue
+                    found = self.plan(level + 1, below[i], best, rush)
+                    found_by[i] = found
+                    if found.how != "cut" and (
+                        best is None or self.key(found.scores) < self.key(best.scores)
+                    ):
+                        best = found
+            options.extend(found_by.values())
+        if not pinned and (not fits or self.split_too):
+            cheap_split = self._split_cheap(level, kids)
+            if best is None or (self.beats(cheap_split, best) and not self.out_of_time()):
+                found = self.split(level, kids, best, quick)
+                options.append(found)
+            else:
+                self.expired |= self.beats(cheap_split, best)
+                options.append(self._cut(cheap_split, best.leaves))
+        if not options:
+            none = (math.inf,) * self.levels
+            return _Candidate(np.zeros((0, 0), dtype=np.int64), none, none, "infeasible")
+        chosen = self._best(options)
+        bounds = min((o.bounds for o in options), key=self.key)
+        floors = [o.floor or o.bounds for o in options]
+        floor = tuple(min(values) for values in zip(*floors, strict=True))
+        return dataclasses.replace(chosen, bounds=bounds, floor=floor)
+
+    def _best(self, options: list[_Candidate]) -> _Candidate:
+        return min(options, key=lambda o: self.key(o.scores))
+
+    def _cheap_vector(self, level: int, kids: list[int]) -> tuple[float, ...]:
+        """Cheap bounds of placing the job on ``kids`` of ``level``: 0 above, then the
+        :meth:`cheap` bound of each level below over the switches of that subtree."""
+        out = [0.0] * level
+        caps = self.tree.capacity[level]
+        out.append(self.cheap([int(caps[k]) for k in kids]))
+        current = kids
+        for lv in range(level + 1, self.levels):
+            current = [c for k in current for c in self.children[lv - 1][k]]
+            below = [int(self.tree.capacity[lv][c]) for c in current]
+            out.append(max(out[-1], self.cheap([b for b in below if b > 0])))
+        return tuple(out)
+
+    def _split_cheap(self, level: int, kids: list[int]) -> tuple[float, ...]:
+        """Cheap bounds of spanning several of ``kids`` (both groups kinds at least 2
+        switches apart when one of them holds the job... at least one kind)."""
+        vec = list(self._cheap_vector(level, kids))
+        vec[level] = max(vec[level], min(self.inst.alpha * 2, self.inst.beta * 2))
+        for lv in range(level + 1, self.levels):
+            vec[lv] = max(vec[lv], vec[lv - 1])
+        return tuple(vec)
+
+    def _stop_at(self, level: int, incumbent: _Candidate | None) -> float | None:
+        """The least score at the split ``level`` that already loses to ``incumbent`` (the
+        levels above score 0 in the class), or ``None``."""
+        if incumbent is None or not math.isfinite(incumbent.scores[0]):
+            return None
+        if self.inst.objective.mode == "weighted":
+            w = self.inst.objective.weights
+            rest = sum(w[level:])
+            if rest <= 0:
+                return None
+            total = sum(a * b for a, b in zip(w, incumbent.scores, strict=True))
+            return total / rest + 1e-9
+        if any(round(x, DIGITS) > 0 for x in incumbent.scores[:level]):
+            return None  # the incumbent spans switches higher up: any placement here beats it
+        return incumbent.scores[level] + 1e-9
+
+    def split(
+        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool = False
+    ) -> _Candidate:
+        """The job spanning the switches ``kids`` of ``level``: exact there, then down (or a
+        cut class when ``placement/exact-mip`` proves that level worse than ``incumbent``)."""
+        units = self.units
+        coarse = units is not None and level <= units.level
+        divisor = units.size if coarse and units is not None else 1
+        caps = tuple(int(self.room[level][k]) // divisor for k in kids)
+        single = self.single(caps, self._stop_at(level, incumbent), quick, coarse)
+        if single.stopped:
+            cheap = list(self._split_cheap(level, kids))
+            cheap[level] = max(cheap[level], single.bound)
+            for lv in range(level + 1, self.levels):
+                cheap[lv] = max(cheap[lv], cheap[lv - 1])
+            assert incumbent is not None
+            return self._cut(tuple(cheap), incumbent.leaves)
+        grid = np.asarray(kids, dtype=np.int64)[single.matrix]
+        leaves = self.walk(level, grid, coarse)
+        scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
+        bounds = [0.0] * level + [single.bound]
+        current = kids
+        proving = True
+        for lv in range(level + 1, self.levels):
+            current = [c for k in current for c in self.children[lv - 1][k]]
+            below = tuple(
+                int(self.tree.capacity[lv][c]) for c in current if self.tree.capacity[lv][c] > 0
+            )
+            bound = max(bounds[-1], self.cheap(below))
+            if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
+                if not self.out_of_time():
+                    if units is not None and lv <= units.level:
+                        in_units = tuple(
+                            int(self.room[lv][c]) // units.size
+                            for c in current
+                            if self.room[lv][c] >= units.size
+                        )
+                        bound = max(bound, self.single(in_units, coarse=True).bound)
+                    else:
+                        bound = max(bound, self.single(below).bound)
+                # for lex a level left unproven leaves the levels below unprovable
+                proving = self.inst.objective.mode == "weighted" or round(bound, DIGITS) >= round(
+                    scores[lv], DIGITS
+                )
+            bounds.append(bound)
+        name = self.tree.names[level]
+        how = f"spans {len(set(grid.ravel().tolist()))} {name} switches (exact-mip"
+        how += ", proven)" if single.proven else ", unproven)"
+        return _Candidate(leaves, scores, tuple(bounds), how)
+
+    def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
+        """From the switches of ``level`` of every cell (of every coarse cell when
+        ``coarse``) down to the leaves, one level at a time: each switch's cells on its
+        children (:func:`assign_leaves`); coarse cells become cells at the slices' level."""
+        units = self.units
+        for lv in range(level, self.levels - 1):
+            if coarse and units is not None and lv == units.level:
+                grid, coarse = units.expand(grid), False
+            grid = self.step(lv, grid, coarse)
+        if coarse and units is not None:
+            grid = units.expand(grid)
+        return grid
+
+    def step(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
+        """Each level-``level`` switch's cells on its children with room (for coarse cells:
+        room for whole slices)."""
+        inst = self.inst
+        units = self.units if coarse else None
+        size = units.size if units is not None else 1
+        used = sorted(set(grid.ravel().tolist()))
+        index = {s: i for i, s in enumerate(used)}
+        kids = [
+            [c for c in self.children[level][s] if self.room[level + 1][c] >= size] for s in used
+        ]
+        pods = tuple(
+            Minipod.from_leaves(
+                f"s{s}",
+                [
+                    Leaf(
+                        f"k{c}",
+                        tuple(f"{c}:{i}" for i in range(int(self.room[level + 1][c]) // size)),
+                    )
+                    for c in kids[i]
+                ],
+            )
+            for i, s in enumerate(used)
+        )
+        rows, cols = grid.shape
+        step = PlacementInstance("step", pods, rows, 1, cols, inst.alpha, gpus_per_node=1)
+        matrix = np.vectorize(index.__getitem__, otypes=[np.int64])(grid)
+        found = assign_leaves(step, Placement(tuple(map(tuple, matrix.tolist()))), self.out_of_time)
+        local = np.asarray(found.leaves, dtype=np.int64)
+        out = np.empty_like(grid)
+        for r in range(rows):
+            for c in range(cols):
+                out[r, c] = kids[matrix[r, c]][local[r, c]]
+        return out
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Slices as coarse cells, for the walk at and above the slices' level: ``size`` ranks
+    of one slice go together into one switch of ``level``. Two shapes keep the coarse job a
+    matrix whose spreads are the job's: a slice inside a column (``size`` divides ``rows``:
+    coarse cell ``(r // size, c)``), or a run of whole columns (``size = m * rows`` with
+    ``m`` dividing ``cols``: coarse cell ``(0, c // m)``)."""
+
+    size: int
+    level: int
+    rows: int
+    cols: int
+    down: int
+    across: int
+
+    @staticmethod
+    def of(instance: PlacementInstance) -> _Units | None:
+        """The coarse cells of the instance's one slice rule, ``None`` without one.
+
+        Raises
+        ------
+        ValueError
+            When the walk cannot keep the slices whole (two rules, or a slice across
+            columns that are not whole): :class:`LevelsSolver` then falls back.
+        """
+        rules = slice_rules(instance)
+        if not rules:
+            return None
+        if len(rules) > 1:
+            raise ValueError("two slice rules (a slice and a segment)")
+        size, level, field = rules[0]
+        rows, cols = instance.rows, instance.cols
+        if rows % size == 0:
+            return _Units(size, level, rows // size, cols, size, 1)
+        if size % rows == 0 and cols % (size // rows) == 0:
+            return _Units(size, level, 1, cols // (size // rows), rows, size // rows)
+        raise ValueError(f"{field} {size} cuts columns of {rows} nodes")
+
+    def expand(self, grid: np.ndarray) -> np.ndarray:
+        """The cells' switches from the coarse cells' (each coarse cell's cells with it)."""
+        return np.repeat(np.repeat(grid, self.down, axis=0), self.across, axis=1)
+
+
+def _slices_in_order(instance: PlacementInstance, tree: Tree) -> Placement | None:
+    """The job's slices in rank order, each on the leaf with the least room that holds it
+    whole (best fit), when every slice rule is at the leaves or coarser: a leaf holds a slice
+    of any rule. ``None`` when the leaves cannot hold them that way."""
+    rules = slice_rules(instance)
+    size = max((s for s, _, _ in rules), default=1)
+    free = tree.leaf_free.copy()
+    level = job_level(instance, tree)
+    candidates = np.arange(tree.n_leaves)
+    if level is not None:
+        best = int(np.argmax(room(instance, tree, level)))
+        candidates = candidates[tree.switch[level] == best]
+    cells = []
+    for _ in range(instance.n_nodes // size):
+        fit = [k for k in candidates.tolist() if free[k] >= size]
+        if not fit:
+            return None
+        k = min(fit, key=lambda k: (free[k], k))
+        free[k] -= size
+        cells += [k] * size
+    rows = instance.rows
+    grid = np.zeros((rows, instance.cols), dtype=np.int64)
+    for rank, k in enumerate(cells):
+        grid[rank % rows, rank // rows] = k
+    placement = placement_from_leaves(instance, tree, grid)
+    return None if check(instance, placement) else placement
+
+
+def _fill(caps: Sequence[int], rows: int, cols: int) -> list[list[int]]:
+    """Cells in rank order (column by column) on the switches in order."""
+    out = [[0] * cols for _ in range(rows)]
+    j, left = 0, caps[0]
+    for c in range(cols):
+        for r in range(rows):
+            while left == 0:
+                j += 1
+                left = caps[j]
+            out[r][c] = j
+            left -= 1
+    return out
