@@ -402,6 +402,7 @@ def lower_bounds(
 
     best = 0.0
     graph = instance.graph
+    sizes = profile_sizes(instance, where)
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
     # 1. level coarsenings with few groups, coarsest first
@@ -411,17 +412,18 @@ def lower_bounds(
             continue
         if max(sum(capacity[c] for c in group) for group in part) >= need:
             continue  # one group holds the job: bound 0
-        value = solve(merged(instance, part, f"{instance.name}-level-{j}"), left())
+        # at most a share of the time per sub-problem: one hard sub-problem must not take all
+        value = solve(merged(instance, part, f"{instance.name}-level-{j}"), left() / 2)
         if value > best:
             best = value
             yield Bound(value, f"level-{j} coarsening ({len(part)} groups)")
     # 2. the isoperimetric profile
     phi: dict[int, float] = {}
-    for k in profile_sizes(instance, where):
+    for i, k in enumerate(sizes):
         sub = carve(instance, k)
         if sub is None or left() <= 0:
             continue
-        phi[k] = solve(sub, left())
+        phi[k] = solve(sub, left() / (len(sizes) - i))
         value = profile_bound(instance, phi)
         if value > best:
             best = value

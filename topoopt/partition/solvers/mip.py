@@ -231,6 +231,8 @@ class PartitionMipSolver(MipSolver):
         bound = outcome.bound
         if outcome.termination is TerminationReason.INFEASIBLE:
             bound = None
+        elif bound is None and not method:
+            bound = 0.0  # traffic and costs are >= 0: every cut is
         elif method and (bound is None or best > bound):
             backend = "none" if bound is None else f"{bound:.6g}"
             message = f"{message}; bound {best:.6g} from the {method} (the backend's: {backend})"
@@ -304,7 +306,7 @@ class PartitionMipSolver(MipSolver):
             return _attempt(instance, results[-1])
         best = [line for line in lines if "bound" in line]
         message = "stopped at the time limit" + (" before the MIP answered" if mip else "")
-        bound = None if mip else 0.0
+        bound = 0.0  # traffic and costs are >= 0: every cut is
         if best:
             bound = float(best[-1]["bound"])
             message = f"{message}; bound {bound:.6g} from the {best[-1]['method']}"
