@@ -1,0 +1,146 @@
+"""The lower bounds of issue #29 (:mod:`topoopt.partition.bounds`): never above the oracle's
+optimum, on the generator's small instances and on mixed-size, tight ones; ``partition/bound``
+certifies greedy-lowcut's cut; the MIP with its bounds still equals the oracle (test_core)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topoopt
+from tests.partition.strategies import packing_instances, seeded_small
+from topoopt.core.status import SolutionStatus, TerminationReason
+from topoopt.partition import bounds
+from topoopt.partition.generate import small, table2
+from topoopt.partition.instance import PartitionInstance
+from topoopt.partition.solution import Assignment, evaluate
+
+TOL = 1e-7
+
+
+def _optimum(inst: PartitionInstance) -> float | None:
+    result = topoopt.solve(inst, "partition/enumerate")
+    return result.objective
+
+
+def _sub(sub: PartitionInstance, limit: float) -> float:
+    result = topoopt.solve(sub, "partition/mip", time_limit=min(limit, 30.0), bounds=False)
+    return max(0.0, result.bound) if math.isfinite(result.bound) else 0.0
+
+
+def _all_bounds(inst: PartitionInstance, where: list[int] | None) -> list[bounds.Bound]:
+    return list(bounds.lower_bounds(inst, where, _sub, time.perf_counter() + 60.0))
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=st.one_of(seeded_small(), packing_instances()))
+def test_every_bound_is_at_most_the_optimum(inst: PartitionInstance) -> None:
+    optimum = _optimum(inst)
+    if optimum is None:
+        return
+    greedy = topoopt.solve(inst, "partition/greedy-lowcut")
+    where = None if greedy.solution is None else greedy.solution.indices(inst)
+    for found in _all_bounds(inst, where):
+        assert found.value <= optimum + TOL * max(1.0, optimum), (found, optimum)
+    assert bounds.spreading_bound(inst) <= optimum + 1e-6 * max(1.0, optimum)
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=st.one_of(seeded_small(), packing_instances()), data=st.data())
+def test_coarsenings_and_the_exact_profile_bound_the_optimum(
+    inst: PartitionInstance, data: st.DataObject
+) -> None:
+    """Any merge of clusters (not only the levels') and the profile from the exact ``φ``."""
+    optimum = _optimum(inst)
+    if optimum is None:
+        return
+    labels = data.draw(
+        st.lists(st.integers(0, 2), min_size=inst.n_clusters, max_size=inst.n_clusters)
+    )
+    groups = [[c for c in range(inst.n_clusters) if labels[c] == k] for k in range(3)]
+    merged = bounds.merged(inst, [g for g in groups if g])
+    coarse = _optimum(merged)
+    assert coarse is not None and coarse <= optimum + TOL * max(1.0, optimum)
+    phi = {}
+    for k in range(1, inst.total_gpus // 2 + 1):
+        sub = bounds.carve(inst, k)
+        if sub is not None:
+            value = _optimum(sub)
+            phi[k] = math.inf if value is None else value
+    finite = {k: v for k, v in phi.items() if math.isfinite(v)}
+    assert bounds.profile_bound(inst, finite) <= optimum + TOL * max(1.0, optimum)
+
+
+def test_carve_is_the_isoperimetric_profile() -> None:
+    """``carve(k)``'s optimum is the least cut of a set with k <= g(S) <= n - k."""
+    inst = small(seed=4, count=1)[0]
+    n = inst.total_gpus
+    u, w, t = inst.edge_arrays
+    g = np.array([v.gpus for v in inst.vertices])
+    for k in range(1, n // 2 + 1):
+        sub = bounds.carve(inst, k)
+        if sub is None:
+            continue
+        best = math.inf
+        for mask in range(2**inst.n_vertices):
+            side = (mask >> np.arange(inst.n_vertices)) & 1
+            if k <= g[side == 1].sum() <= n - k:
+                best = min(best, float(t[side[u] != side[w]].sum()))
+        assert _optimum(sub) == pytest.approx(best)
+
+
+def test_level_coarsening_keeps_costs_between_groups() -> None:
+    inst = table2(0, 1)[0]
+    for part in inst.graph.hierarchy[1:-1]:
+        groups = [sorted(g) for g in part]
+        m = bounds.merged(inst, groups)
+        for a, ga in enumerate(groups):
+            for b, gb in enumerate(groups):
+                if a != b:
+                    assert m.weights[a, b] == pytest.approx(inst.weights[ga[0], gb[0]])
+
+
+@settings(max_examples=15, deadline=None)
+@given(inst=seeded_small())
+def test_bound_solver_certifies_greedy(inst: PartitionInstance) -> None:
+    optimum = _optimum(inst)
+    result = topoopt.solve(inst, "partition/bound")
+    greedy = topoopt.solve(inst, "partition/greedy-lowcut")
+    assert result.objective == greedy.objective
+    if optimum is not None:
+        assert result.bound <= optimum + TOL * max(1.0, optimum)
+        if result.status is SolutionStatus.OPTIMAL:
+            assert result.objective == pytest.approx(optimum)
+
+
+def test_mip_honours_its_time_limit_at_table2_size() -> None:
+    """HiGHS overruns its own limit at 128 units; the child process is killed in time."""
+    inst = table2(0, 1)[0]
+    t0 = time.perf_counter()
+    result = topoopt.solve(inst, "partition/mip", time_limit=8.0, threads=1)
+    wall = time.perf_counter() - t0
+    assert wall <= 8.0 * 1.05 + 1.0, result
+    assert result.solution is not None
+    assert result.termination in (TerminationReason.TIME_LIMIT, TerminationReason.OPTIMAL)
+    assert result.bound <= result.objective
+
+
+def test_bound_names_its_method() -> None:
+    inst = PartitionInstance(
+        "ring",
+        [("a", 6), ("b", 2)],
+        [("a", "b", 10.0)],
+        [(f"v{i}", 2) for i in range(4)],
+        [(f"v{i}", f"v{(i + 1) % 4}", 3.0) for i in range(4)],
+    )
+    result = topoopt.solve(inst, "partition/bound")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert result.bound == pytest.approx(0.6)
+    assert "profile" in result.message or "coarsening" in result.message
+    assignment = Assignment.from_indices(inst, [0, 0, 0, 1])
+    assert evaluate(inst, assignment) == pytest.approx(0.6)
