@@ -200,9 +200,9 @@ class LevelsSolver(MipSolver):
         found = dataclasses.replace(found, leaves=leaves, scores=scores)
         proven = planner.proven(found) and not check(instance, placement)
         if not proven:
-            better = _portfolio(instance, planner, found, placement, ctx)
-            if better is not None:
-                placement, scores, name = better
+            alternative = _portfolio(instance, planner, found, placement, ctx)
+            if alternative is not None:
+                placement, scores, name = alternative
                 found = dataclasses.replace(found, scores=scores)
                 note += f"; incumbent from {name}"
                 proven = planner.proven(found)
