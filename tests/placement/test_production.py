@@ -67,6 +67,19 @@ def test_production_placers_are_feasible_and_never_beat_the_oracle(
         assert _key(instance, result) >= _key(instance, oracle), solver
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=tree_instances(max_cells=8, max_pods=3, max_groups=3, max_leaves=3, max_free=4))
+def test_placement_levels_is_never_worse_than_a_production_placer(
+    instance: PlacementInstance,
+) -> None:
+    """The walk tries the production placers' placements when it is not proven."""
+    ours = topoopt.solve(instance, "placement/levels", method="walk")
+    for solver in PRODUCTION:
+        result = topoopt.solve(instance, solver)
+        if result.solution is not None:
+            assert _key(instance, ours) <= _key(instance, result), solver
+
+
 def test_kueue_6554_best_fit_splits_15_1_balanced_and_topoopt_8_8() -> None:
     """Kueue #6554 on the same free-node state: two racks of 15 free nodes, a 16-node job.
     BestFit takes the best domain (15) and 1 more; BalancedPlacement (and placement/levels

@@ -25,6 +25,10 @@ the single-level optimum (or bound) over that level's switches of the subtree, w
 placement beats. The result is proven optimal when the bounds meet the scores (for ``lex``
 level by level, for ``weighted`` their weighted sums).
 
+An unproven walk also tries the placements of the production placers of :data:`PORTFOLIO`
+(Kueue, KAI, Slurm, Volcano) and keeps the best: ``placement/levels`` is never worse than
+them, and one of theirs that meets the walk's bounds is proven optimal.
+
 Method ``auto`` (default) walks, and when the walk is not proven and the model of the whole
 tree is small (:data:`MIP_ASSIGNMENTS`) solves it from the walk's placement. An instance
 without leaves has one level: ``exact-mip`` solves it. See ``docs/levels.md``.
@@ -195,6 +199,13 @@ class LevelsSolver(MipSolver):
         scores = tuple(s.score for s in scores_of_leaves(instance, tree, leaves))
         found = dataclasses.replace(found, leaves=leaves, scores=scores)
         proven = planner.proven(found) and not check(instance, placement)
+        if not proven:
+            alternative = _portfolio(instance, planner, found, placement, ctx)
+            if alternative is not None:
+                placement, scores, name = alternative
+                found = dataclasses.replace(found, scores=scores)
+                note += f"; incumbent from {name}"
+                proven = planner.proven(found)
         walk_s = time.perf_counter() - t0
         message = f"walk: {found.how}{note}; {planner.summary()}"
         bounds = planner.bound_vector(found)
@@ -315,6 +326,47 @@ class LevelsSolver(MipSolver):
     def start(self, instance: Any, **opts: Any) -> Any | None:
         """No start of its own (the stages warm start each other)."""
         return None
+
+
+PORTFOLIO = (
+    "placement/kueue-balanced",
+    "placement/kueue-best-fit",
+    "placement/kai",
+    "placement/slurm-tree-eval",
+    "placement/volcano",
+)
+"""Production placers whose placements an unproven walk also tries (each takes at most a few
+hundred milliseconds at 16,384 nodes): ``placement/levels`` is then never worse than them,
+and an incumbent of theirs that meets the walk's bounds is proven."""
+
+
+def _portfolio(
+    instance: PlacementInstance,
+    planner: _Planner,
+    found: _Candidate,
+    placement: Placement,
+    ctx: SolveContext,
+) -> tuple[Placement, tuple[float, ...], str] | None:
+    """The best placement of :data:`PORTFOLIO` when it beats the walk's (feasible, within
+    the constraints), with its scores and the placer's name."""
+    from topoopt.core.registry import get_solver
+
+    best_key = planner.key(found.scores) if not check(instance, placement) else None
+    out = None
+    for name in PORTFOLIO:
+        if ctx.expired():
+            break
+        solver = get_solver(name)
+        if solver.unsupported_reason(instance) is not None:
+            continue
+        result = solver.solve(instance, seed=ctx.seed)
+        if result.solution is None or check(instance, result.solution):
+            continue
+        scores = tuple(s.score for s in level_scores(instance, result.solution))
+        key = planner.key(scores)
+        if best_key is None or key < best_key:
+            best_key, out = key, (result.solution, scores, name)
+    return out
 
 
 def _proven_infeasible(instance: PlacementInstance, build_s: float, solve_s: float) -> Attempt:
