@@ -207,3 +207,23 @@ def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
         assert any(psutil.Process(pid).ppid() == new.pid for pid in server.workers())
     finally:
         server.stop()
+
+
+def test_an_address_in_use_is_exit_2() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "topoopt.cli", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"error: --host/--port: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
