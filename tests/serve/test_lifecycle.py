@@ -207,3 +207,44 @@ def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
         assert any(psutil.Process(pid).ppid() == new.pid for pid in server.workers())
     finally:
         server.stop()
+
+
+def test_an_address_in_use_is_exit_2() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "topoopt.cli", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"error: --host/--port: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+
+
+def test_a_worker_over_the_memory_limit_is_500_and_replaced() -> None:
+    server = start_server("serve", "--port", "0", "--workers", "1", "--memory-limit", "400")
+    try:
+        body = {"instance": PLACEMENT, "solver": "placement/test-memory", "time_limit": 5}
+        response = httpx.post(f"{server.url}/v1/solve", json=body, timeout=30)
+        assert response.status_code == 500
+        assert response.json()["message"] == (
+            "the worker exceeded the memory limit of 400 MiB; worker replaced"
+        )
+        ok = httpx.post(
+            f"{server.url}/v1/solve", json={"instance": PLACEMENT, "solver": "best-fit"}, timeout=30
+        )
+        assert ok.status_code == 200
+        assert (
+            'topoopt_worker_restarts_total{reason="memory"} 1'
+            in httpx.get(f"{server.url}/metrics").text
+        )
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ and the port is open (with ``--port 0``, the port the system chose).
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 from typing import Any
 
@@ -63,6 +64,30 @@ def run(
         ),
     )
     server = Server(uv_config)
-    server.run()
+    server.run(sockets=[listening_socket(host, port)])
     if not server.started:
         raise SystemExit(3)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (``port`` 0: any free one), made here so that an
+    address in use is one line and exit 2, like any bad option.
+
+    Raises
+    ------
+    TopooptError
+        When the address cannot be bound.
+    """
+    from topoopt.core.errors import TopooptError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise TopooptError(f"--host/--port: cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
