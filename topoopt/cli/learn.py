@@ -17,14 +17,14 @@ def learn() -> None:
     """Train learned models from measurements and traces."""
 
 
-def _type_files(pairs: tuple[str, ...], option: str) -> dict[str, list[str]]:
-    """``TYPE=FILE`` values of a repeated option, grouped by type."""
+def _by_type(pairs: tuple[str, ...], option: str, value: str) -> dict[str, list[str]]:
+    """``TYPE=<value>`` values of a repeated option, grouped by type, in order."""
     out: dict[str, list[str]] = {}
     for pair in pairs:
-        name, sep, path = pair.partition("=")
-        if not sep or not name or not path:
-            raise TopooptError(f"{option} takes TYPE=FILE, got {pair!r}")
-        out.setdefault(name, []).append(path)
+        name, sep, given = pair.partition("=")
+        if not sep or not name or not given:
+            raise TopooptError(f"{option} takes TYPE={value}, got {pair!r}")
+        out.setdefault(name, []).append(given)
     return out
 
 
@@ -79,7 +79,7 @@ def bandwidth(
 
     tables = {
         t: [read_intra_csv(p, field=f"--intra {t}={p}") for p in paths]
-        for t, paths in _type_files(intra_files, "--intra").items()
+        for t, paths in _by_type(intra_files, "--intra", "FILE").items()
     }
     intra = TableModel(intra=tables).intra
     types = [t.strip() for t in host_types.split(",")]
@@ -142,10 +142,10 @@ def suggest(
 
     model = LearnedModel.load(model_file)
     hosts = {}
-    for pair in host_counts:
-        name, sep, n = pair.partition("=")
-        if not sep or not n.isdigit() or int(n) < 1:
-            raise TopooptError(f"--hosts takes TYPE=N with N >= 1, got {pair!r}")
+    for name, given in _by_type(host_counts, "--hosts", "N").items():
+        n = given[-1]  # the last one given counts
+        if not n.isdigit() or int(n) < 1:
+            raise TopooptError(f"--hosts takes TYPE=N with N >= 1, got {name + '=' + n!r}")
         hosts[name] = int(n)
     if not hosts:
         hosts = dict(model.training.get("hosts", {}))
