@@ -37,8 +37,12 @@ group present at several levels counts once per level), ``cut(π) = Σ_N c_N δ(
    of radius 1 hold at most the largest group capacity (the LP of
    ``benchmarks/partition/spreading_bound.py``); ``Σ_j δ_j LP_j``.
 
-:func:`lower_bounds` runs them in that order within a deadline and yields each bound as it is
-proven, with a sentence saying how it was obtained.
+4. **Column generation** (:mod:`topoopt.partition.colgen`, option ``columns``): the
+   Lagrangian (Farley) bound of the Dantzig–Wolfe master over the tree of groups, a vertex set
+   per group with its cardinality range, certified at every round.
+
+:func:`lower_bounds` runs 1, 2, 4 and 3 in that order within a deadline and yields each bound
+as it is proven, with a sentence saying how it was obtained.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ SUB_LIMIT_S = 60.0
 """Time limit of one sub-problem when the call has none."""
 SPREADING_MAX_VERTICES = 160
 """Largest job for the spreading-metric LP (``|V| · (2|E| + |V| + 1)`` rows)."""
+COLUMNS_LIMIT_S = 60.0
+"""Time limit of the column generation when the call has none."""
+COLUMNS_SHARE = 0.5
+"""Share of the bounds' time left to the column generation (when asked for)."""
 MAX_DP_SIZES = 8192
 """Most sizes (in units of the GPUs' greatest common divisor) of the tree dynamic program."""
 
@@ -377,6 +385,7 @@ def lower_bounds(
     deadline: float | None,
     *,
     spreading: bool = True,
+    columns: bool = False,
 ) -> Iterator[Bound]:
     """Prove lower bounds (module docstring, items 1–3) until ``deadline``
     (``time.perf_counter()``; ``None``: no limit, each sub-problem at most
@@ -395,7 +404,14 @@ def lower_bounds(
     spreading
         Whether to try the spreading-metric LP (only up to
         :data:`SPREADING_MAX_VERTICES` vertices).
+    columns
+        Whether to run the column generation of :mod:`topoopt.partition.colgen` (item 4)
+        after the profile, with :data:`COLUMNS_SHARE` of the time (the profile's sub-problems
+        end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
     """
+    final = deadline
+    if columns and deadline is not None:
+        deadline = time.perf_counter() + (1 - COLUMNS_SHARE) * (deadline - time.perf_counter())
 
     def left() -> float:
         return SUB_LIMIT_S if deadline is None else deadline - time.perf_counter()
@@ -428,6 +444,15 @@ def lower_bounds(
         if value > best:
             best = value
             yield Bound(value, f"isoperimetric profile ({len(phi)} sizes)")
+    # 4. column generation over the tree of groups
+    if columns:
+        from topoopt.partition.colgen import colgen_bounds
+
+        deadline = time.perf_counter() + COLUMNS_LIMIT_S if final is None else final
+        for found in colgen_bounds(instance, where, deadline):
+            if found.value > best:
+                best = found.value
+                yield found
     # 3. the spreading metric
     if spreading and instance.n_vertices <= SPREADING_MAX_VERTICES and left() > 0:
         value = spreading_bound(instance)

@@ -3,7 +3,7 @@ outside.
 
 ``python -m topoopt.partition.solvers._isolated IN OUT`` reads a pickled ``(instance, where,
 wall_deadline, (backend, threads, seed, rel_gap, backend_options, log), symmetry, bounds,
-mip)``
+mip, columns)``
 from ``IN`` (``where``: the warm start's cluster per vertex, or ``None``), runs
 :meth:`PartitionMipSolver.stages <topoopt.partition.solvers.mip.PartitionMipSolver.stages>`
 until ``wall_deadline`` (``time.time()``) and appends one JSON line to ``OUT`` per proven bound
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> None:
 
     started = time.perf_counter()
     with open(argv[0], "rb") as f:
-        instance, where, wall_deadline, settings, symmetry, bounds, mip = pickle.load(f)
+        instance, where, wall_deadline, settings, symmetry, bounds, mip, columns = pickle.load(f)
     backend, threads, seed, rel_gap, options, log = settings
     ctx = SolveContext(
         backend=backend,
@@ -59,6 +59,7 @@ def main(argv: list[str]) -> None:
             started=started,
             report=report,
             mip=mip,
+            columns=columns,
         )
 
 

@@ -4,9 +4,11 @@ best lower bound of :func:`topoopt.partition.bounds.lower_bounds` proven within 
 For users who want to know how far a cut can be from the optimum without running the MIP: the
 result's ``objective`` is ``partition/greedy-lowcut``'s cut, ``bound`` the best proven lower
 bound (coarsenings, the isoperimetric profile, the spreading metric; the message names it) and
-``gap`` their relative difference. It is ``optimal`` when the bound reaches the cut. Under a
-time limit on a large instance the bounds run in a child process killed at the deadline (as in
-``partition/mip``); sub-problems are proved on the call's backend.
+``gap`` their relative difference. Option ``columns`` (default ``False``) adds the
+column-generation bound of :mod:`topoopt.partition.colgen`. It is ``optimal`` when the bound
+reaches the cut. Under a time limit on a large instance the bounds run in a child process
+killed at the deadline (as in ``partition/mip``); sub-problems are proved on the call's
+backend.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ class PartitionBoundSolver(PartitionMipSolver):
     gives_bound = True
 
     def _solve(  # type: ignore[override]
-        self, instance: PartitionInstance, ctx: SolveContext, *, symmetry: bool = True
+        self,
+        instance: PartitionInstance,
+        ctx: SolveContext,
+        *,
+        symmetry: bool = True,
+        columns: bool = False,
     ) -> Attempt:
         t0 = time.perf_counter()
         left = ctx.time_left()
@@ -39,10 +46,19 @@ class PartitionBoundSolver(PartitionMipSolver):
         start = self.start_within(instance, share)
         size = instance.n_vertices * instance.n_clusters
         if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
-            attempt = self._isolated(instance, ctx, start, symmetry, True, t0, mip=False)
+            attempt = self._isolated(
+                instance, ctx, start, symmetry, True, t0, mip=False, columns=columns
+            )
         else:
             attempt = self.stages(
-                instance, ctx, start, symmetry=symmetry, bounds=True, started=t0, mip=False
+                instance,
+                ctx,
+                start,
+                symmetry=symmetry,
+                bounds=True,
+                started=t0,
+                mip=False,
+                columns=columns,
             )
         if attempt.termination is TerminationReason.TIME_LIMIT or attempt.proven_optimal:
             return attempt

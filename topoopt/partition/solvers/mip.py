@@ -6,7 +6,9 @@ sum over the levels of the widest-path ultrametric) and twin-cluster symmetry br
 through the common MIP driver on HiGHS, SCIP or Gurobi, warm started from
 ``partition/greedy-lowcut``. Options: ``symmetry`` (default ``True``) keeps the twin
 constraints; ``bounds`` (default ``True``) first proves the lower bounds of
-:func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`).
+:func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`);
+``columns`` (default ``False``) adds the column-generation bound of
+:mod:`topoopt.partition.colgen` to them.
 The result's bound is the best of those and the backend's, and the message says which one it
 is; a bound that reaches the incumbent proves it optimal without the MIP.
 
@@ -91,6 +93,7 @@ class PartitionMipSolver(MipSolver):
         *,
         symmetry: bool = True,
         bounds: bool = True,
+        columns: bool = False,
     ) -> Attempt:
         t0 = time.perf_counter()
         left = ctx.time_left()
@@ -98,8 +101,10 @@ class PartitionMipSolver(MipSolver):
         start = self.start_within(instance, share)
         size = instance.n_vertices * instance.n_clusters
         if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
-            return self._isolated(instance, ctx, start, symmetry, bounds, t0)
-        return self.stages(instance, ctx, start, symmetry=symmetry, bounds=bounds, started=t0)
+            return self._isolated(instance, ctx, start, symmetry, bounds, t0, columns=columns)
+        return self.stages(
+            instance, ctx, start, symmetry=symmetry, bounds=bounds, started=t0, columns=columns
+        )
 
     # ------------------------------------------------------------------ the work itself
 
@@ -114,11 +119,12 @@ class PartitionMipSolver(MipSolver):
         started: float,
         report: Report | None = None,
         mip: bool = True,
+        columns: bool = False,
     ) -> Attempt:
-        """Lower bounds (if ``bounds``), then the MIP warm started from ``start`` (if
-        ``mip``; otherwise ``start`` is the answer), within the time left in ``ctx``; ``report``
-        receives each proven bound and the final answer as plain data (the child process writes
-        them to its parent)."""
+        """Lower bounds (if ``bounds``; with the column generation if ``columns``), then the
+        MIP warm started from ``start`` (if ``mip``; otherwise ``start`` is the answer), within
+        the time left in ``ctx``; ``report`` receives each proven bound and the final answer as
+        plain data (the child process writes them to its parent)."""
         from topoopt.partition.bounds import lower_bounds
 
         incumbent = None if start is None else evaluate(instance, start)
@@ -129,7 +135,7 @@ class PartitionMipSolver(MipSolver):
             deadline = None if math.isinf(left) else time.perf_counter() + share * left
             where = None if start is None else start.indices(instance)
             sub = self._sub_solver(ctx, symmetry)
-            for found in lower_bounds(instance, where, sub, deadline):
+            for found in lower_bounds(instance, where, sub, deadline, columns=columns):
                 best, method = found.value, found.method
                 if report is not None:
                     report({"bound": best, "method": method})
@@ -271,6 +277,7 @@ class PartitionMipSolver(MipSolver):
         started: float,
         *,
         mip: bool = True,
+        columns: bool = False,
     ) -> Attempt:
         """:meth:`stages` in a child interpreter killed at the deadline (module docstring)."""
         left = ctx.time_left() - CHILD_STOP_S
@@ -285,7 +292,7 @@ class PartitionMipSolver(MipSolver):
                 dict(ctx.backend_options or {}),
                 ctx.log is True,
             )
-            job = (instance, where, time.time() + left, settings, symmetry, bounds, mip)
+            job = (instance, where, time.time() + left, settings, symmetry, bounds, mip, columns)
             with tempfile.TemporaryDirectory(prefix="topoopt-partition-") as tmp:
                 given, taken = Path(tmp, "in.pickle"), Path(tmp, "out.jsonl")
                 given.write_bytes(pickle.dumps(job))
