@@ -423,6 +423,13 @@ class _Candidate:
     the vector whose weighted sum bounds the objective, not a bound per level)."""
 
 
+def _weighted(weights: Sequence[float], values: Sequence[float]) -> float:
+    """``sum_l w_l values_l`` over the levels of positive weight: a level of weight 0 does not
+    count even at the score ``inf`` of a class with no placement (``0 * inf`` is nan, which
+    compares as neither better nor worse)."""
+    return float(sum(w * v for w, v in zip(weights, values, strict=True) if w > 0))
+
+
 def _fewest(caps: Sequence[int], size: int) -> int:
     """The fewest of ``caps`` (largest first) that hold ``size`` (``len + 1`` if none)."""
     total = 0
@@ -460,8 +467,7 @@ class _Planner:
     def key(self, scores: Sequence[float]) -> tuple[float, ...]:
         """The objective key of a vector of level scores."""
         if self.inst.objective.mode == "weighted":
-            w = self.inst.objective.weights
-            return (round(sum(a * b for a, b in zip(w, scores, strict=True)), DIGITS),)
+            return (round(_weighted(self.inst.objective.weights, scores), DIGITS),)
         return lex_key(scores)
 
     def proven(self, found: _Candidate) -> bool:
@@ -479,8 +485,7 @@ class _Planner:
     def scalar_bound(self, found: _Candidate) -> float:
         """The bound of the objective value (``S_0``, or the weighted sum)."""
         if self.inst.objective.mode == "weighted":
-            w = self.inst.objective.weights
-            return float(sum(a * b for a, b in zip(w, found.bounds, strict=True)))
+            return _weighted(self.inst.objective.weights, found.bounds)
         return found.bounds[0]
 
     def termination(self) -> TerminationReason:
@@ -725,8 +730,7 @@ class _Planner:
             rest = sum(w[level:])
             if rest <= 0:
                 return None
-            total = sum(a * b for a, b in zip(w, incumbent.scores, strict=True))
-            return total / rest + 1e-9
+            return _weighted(w, incumbent.scores) / rest + 1e-9
         if any(round(x, DIGITS) > 0 for x in incumbent.scores[:level]):
             return None  # the incumbent spans switches higher up: any placement here beats it
         return incumbent.scores[level] + 1e-9
