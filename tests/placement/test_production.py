@@ -193,3 +193,19 @@ def test_kai_scores_nodes_over_every_preferred_domain_of_the_tree() -> None:
     they would score 3, 6, 10 and go in reverse."""
     instance = tree_instance("kai", [[[1] * 37], [[1, 1, 1]]], rows=3, cols=1, alpha=0.5)
     assert kai_nodes(instance) == [("n1-0-0-0", 1), ("n1-0-1-0", 1), ("n1-0-2-0", 1)]
+
+
+def test_volcano_soft_mode_places_task_by_task_from_the_first_node() -> None:
+    """Hard mode searches the tiers from the lowest and takes the rack of 4 that holds the job;
+    soft mode (a preferred level) has no tier search: its first task takes the first free
+    node (a rack of 1), the rest follow it into the nearest rack."""
+    free = [[[1, 4]], [[4]]]
+    hard = tree_instance("hard", free, rows=4, cols=1, alpha=0.5)
+    soft = tree_instance("soft", free, rows=4, cols=1, alpha=0.5,
+                         constraints={"preferred_level": "rack"})  # fmt: skip
+    hard_result = topoopt.solve(hard, "placement/volcano")
+    soft_result = topoopt.solve(soft, "placement/volcano")
+    assert hard_result.solution.nodes == tuple((f"n0-0-1-{i}",) for i in range(4))
+    assert soft_result.solution.nodes == (("n0-0-0-0",), *((f"n0-0-1-{i}",) for i in range(3)))
+    assert not check(soft, soft_result.solution)
+    assert soft_result.metrics["leaf_score"] > hard_result.metrics["leaf_score"] == 0
