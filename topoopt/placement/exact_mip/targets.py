@@ -572,6 +572,23 @@ class CountingBound:
         return bool(table[sa, sb] >= inst.n_nodes)
 
 
+def _gain(free: int, b: int, rows: int, lams: np.ndarray) -> np.ndarray:
+    """``v(b, lambda) = max_{0 <= a <= rows} min(free, a b) - lambda a`` for every
+    ``lambda`` of ``lams`` as a column, ``-inf`` where it is not positive (taking ``b = 0``
+    is then as good): the maximum is at ``a = floor(free / b)`` or ``ceil(free / b)``
+    (capped at ``rows``), see :class:`LagrangianCounting`.
+
+    Examples
+    --------
+    >>> _gain(5, 2, 4, np.array([0.0, 1.0, 2.0])).ravel().tolist()
+    [5.0, 2.0, -inf]
+    """
+    best = np.zeros_like(lams)
+    for a in {min(rows, free // b), min(rows, -(-free // b))}:
+        best = np.maximum(best, min(free, a * b) - lams * a)
+    return np.where(best > 0, best, -np.inf)[:, None]
+
+
 def _window_max(values: np.ndarray, length: int) -> np.ndarray:
     """``out[i] = max(values[max(0, i - length + 1) : i + 1])`` along the first axis, by
     doubling windows (``O(log length)`` array operations).
@@ -621,30 +638,30 @@ class LagrangianCounting:
         return self._tables()
 
     def _tables(self) -> list[tuple[float, np.ndarray]]:
-        """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``."""
+        """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``.
+
+        The knapsack depends on the minipods only through their free nodes: the gains
+        ``v(b, lambda)`` are computed once per distinct free-node count (a *capacity type*)
+        for every ``lambda`` at once, and each minipod of the type is one max-plus step of
+        all the multipliers' tables together (one array operation per ``b``)."""
         inst = self.instance
         rows, cols = inst.rows, inst.cols
         size = cols * min(rows, inst.n_minipods) + 1
-        caps = [f for f in inst.capacities if f > 0]
-        out = []
-        for step in range(LAGRANGE_STEPS + 1):
-            lam = cols * step / LAGRANGE_STEPS
-            table = np.full(size, -np.inf)
-            table[0] = 0.0
-            for n, f in enumerate(caps):
-                if n % 64 == 63 and self.expired():
-                    self.interrupted = True
-                    return []
+        lams = cols * np.arange(LAGRANGE_STEPS + 1) / LAGRANGE_STEPS
+        table = np.full((len(lams), size), -np.inf)
+        table[:, 0] = 0.0
+        for f, count in sorted(Counter(f for f in inst.capacities if f > 0).items()):
+            if self.expired():
+                self.interrupted = True
+                return []
+            gains = [(b, _gain(f, b, rows, lams)) for b in range(1, min(cols, size - 1) + 1)]
+            for _ in range(count):
                 new = table.copy()
-                for b in range(1, cols + 1):
-                    gain = 0.0
-                    for a in {min(rows, f // b), min(rows, -(-f // b))}:
-                        gain = max(gain, min(f, a * b) - lam * a)
-                    if gain > 0:
-                        np.maximum(new[b:], table[: size - b] + gain, out=new[b:])
+                for b, gain in gains:
+                    np.maximum(new[:, b:], table[:, : size - b] + gain, out=new[:, b:])
                 table = new
-            out.append((lam, np.maximum.accumulate(table)))
-        return out
+        best = np.maximum.accumulate(table, axis=1)
+        return [(float(lam), best[i]) for i, lam in enumerate(lams)]
 
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
         """Whether every multiplier of the grid admits the pair (``False`` proves it
