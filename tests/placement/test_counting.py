@@ -1,15 +1,20 @@
-"""The Lagrangian counting bound: never refutes a feasible pair, never stronger than the table."""
+"""The counting bounds: the Lagrangian never refutes a feasible pair, is never stronger than the
+table and equals its definition; the counting floor never exceeds the optimum."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+import topoopt
 from topoopt.placement.exact_mip.targets import (
     LAGRANGE_STEPS,
     CountingBound,
     LagrangianCounting,
+    counting_floor,
     target_pairs,
 )
 
@@ -99,3 +104,12 @@ def test_lagrangian_by_capacity_type_equals_the_definition(instance):
     assert [lam for lam, _ in built] == [lam for lam, _ in reference]
     for (_, got), (_, want) in zip(built, reference, strict=True):
         assert np.array_equal(got, want)
+
+
+@given(small_instances(max_cells=10, max_pods=5), st.sampled_from([math.inf, 1.0, 2.5]))
+def test_counting_floor_never_above_the_optimum(instance, below):
+    """The counting floor the walk of ``placement/levels`` bounds classes with is a lower
+    bound: never above the oracle's optimum, whatever ``below`` (every pair under the
+    first one at ``below`` refuted is a proof that the optimum is at least that pair's)."""
+    optimum = topoopt.solve(instance, "placement/enumerate").objective
+    assert counting_floor(instance, below) <= optimum + 1e-9

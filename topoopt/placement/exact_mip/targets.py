@@ -673,3 +673,33 @@ class LagrangianCounting:
             if lam * inst.rows * max_pp_use + best[s] < need:
                 return False
         return True
+
+
+def counting_floor(instance: PlacementInstance, below: float = np.inf) -> float:
+    """A lower bound on the optimum (eq. 2) in milliseconds: the least score of a target
+    pair that neither the closed forms (exact for ``A = 1`` or ``B = 1``) nor the
+    Lagrangian counting bound (:class:`LagrangianCounting`) refute, or the first pair's
+    score at or above ``below`` when every pair under it is refuted.
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> pods = tuple(Minipod(f"m{j}", f) for j, f in enumerate((5, 2, 2)))
+    >>> counting_floor(PlacementInstance("x", pods, dp=4, tp=8, pp=2, alpha=0.5))
+    1.5
+    """
+    build = Constructions(instance)
+    lagrangian = LagrangianCounting(instance)
+    for pair in iter_target_pairs(instance):
+        a, b = pair.max_dp_use, pair.max_pp_use
+        if round(pair.score, 12) >= round(below, 12):
+            return pair.score
+        if a == 1:
+            if build.whole_groups(instance.rows, instance.cols, b) is not None:
+                return pair.score
+        elif b == 1:
+            if build.whole_groups(instance.cols, instance.rows, a) is not None:
+                return pair.score
+        elif lagrangian.allows(a, b):
+            return pair.score
+    raise AssertionError("the pair (min(rows, M), min(cols, M)) is never refuted")
