@@ -572,21 +572,22 @@ class CountingBound:
         return bool(table[sa, sb] >= inst.n_nodes)
 
 
-def _gain(free: int, b: int, rows: int, lams: np.ndarray) -> np.ndarray:
-    """``v(b, lambda) = max_{0 <= a <= rows} min(free, a b) - lambda a`` for every
-    ``lambda`` of ``lams`` as a column, ``-inf`` where it is not positive (taking ``b = 0``
-    is then as good): the maximum is at ``a = floor(free / b)`` or ``ceil(free / b)``
-    (capped at ``rows``), see :class:`LagrangianCounting`.
+def _gains(free: int, cols: int, rows: int, lams: np.ndarray) -> np.ndarray:
+    """``v(b, lambda) = max_{0 <= a <= rows} min(free, a b) - lambda a`` for ``b = 1 ..
+    cols`` (columns) and every ``lambda`` of ``lams`` (rows), ``-inf`` where it is not
+    positive (taking ``b = 0`` is then as good): the maximum is at ``a = floor(free / b)``
+    or ``ceil(free / b)`` (capped at ``rows``), see :class:`LagrangianCounting`.
 
     Examples
     --------
-    >>> _gain(5, 2, 4, np.array([0.0, 1.0, 2.0])).ravel().tolist()
-    [5.0, 2.0, -inf]
+    >>> _gains(5, 2, 4, np.array([0.0, 1.0, 2.0])).tolist()
+    [[4.0, 5.0], [-inf, 2.0], [-inf, -inf]]
     """
-    best = np.zeros_like(lams)
-    for a in {min(rows, free // b), min(rows, -(-free // b))}:
-        best = np.maximum(best, min(free, a * b) - lams * a)
-    return np.where(best > 0, best, -np.inf)[:, None]
+    b = np.arange(1, cols + 1)
+    best = np.zeros((len(lams), cols))
+    for a in (np.minimum(rows, free // b), np.minimum(rows, -(-free // b))):
+        best = np.maximum(best, np.minimum(free, a * b) - lams[:, None] * a)
+    return np.where(best > 0, best, -np.inf)
 
 
 def _window_max(values: np.ndarray, length: int) -> np.ndarray:
@@ -654,11 +655,12 @@ class LagrangianCounting:
             if self.expired():
                 self.interrupted = True
                 return []
-            gains = [(b, _gain(f, b, rows, lams)) for b in range(1, min(cols, size - 1) + 1)]
+            gains = _gains(f, min(cols, size - 1), rows, lams)
             for _ in range(count):
                 new = table.copy()
-                for b, gain in gains:
-                    np.maximum(new[:, b:], table[:, : size - b] + gain, out=new[:, b:])
+                for b in range(1, gains.shape[1] + 1):
+                    shifted = table[:, : size - b] + gains[:, b - 1 : b]
+                    np.maximum(new[:, b:], shifted, out=new[:, b:])
                 table = new
         best = np.maximum.accumulate(table, axis=1)
         return [(float(lam), best[i]) for i, lam in enumerate(lams)]
