@@ -81,6 +81,11 @@ QUICK_S = 0.05
 """Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
 hold the job (see :meth:`_Planner.plan`)."""
 
+FLOOR_SWITCHES = 64
+"""The walk's cheap bound of a set of switches adds the counting floor of ``exact-mip``
+(closed forms and the Lagrangian counting bound, milliseconds) when the set has at most this
+many switches with free nodes (see :meth:`_Planner.counted`)."""
+
 CAP_SLACK = 1e-6
 """What a lex stage adds to the proven optimum of a level above when it caps it."""
 
@@ -449,6 +454,7 @@ class _Planner:
         self.n = instance.n_nodes
         self.children = [tree.children(lv) for lv in range(self.levels - 1)]
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
+        self.floors: dict[tuple[int, ...], float] = {}
         self.out_of_time = deadline(ctx, instance)
         self.calls = 0
         self.pruned = 0
@@ -703,13 +709,34 @@ class _Planner:
         :meth:`cheap` bound of each level below over the switches of that subtree."""
         out = [0.0] * level
         caps = self.tree.capacity[level]
-        out.append(self.cheap([int(caps[k]) for k in kids]))
+        out.append(self.counted([int(caps[k]) for k in kids]))
         current = kids
         for lv in range(level + 1, self.levels):
             current = [c for k in current for c in self.children[lv - 1][k]]
             below = [int(self.tree.capacity[lv][c]) for c in current]
-            out.append(max(out[-1], self.cheap([b for b in below if b > 0])))
+            out.append(max(out[-1], self.counted([b for b in below if b > 0])))
         return tuple(out)
+
+    def counted(self, caps: Sequence[int]) -> float:
+        """:meth:`cheap`, raised to the counting floor of ``placement/exact-mip``
+        (:func:`~topoopt.placement.exact_mip.targets.counting_floor`: closed forms and the
+        Lagrangian counting bound) over at most :data:`FLOOR_SWITCHES` switches. Both are
+        lower bounds on the single-level optimum over ``caps``, which depends on the
+        multiset of free nodes only: the floor is cached by it."""
+        bound = self.cheap(caps)
+        if len(caps) > FLOOR_SWITCHES or self.out_of_time():
+            return bound
+        key = tuple(sorted(caps))
+        floor = self.floors.get(key)
+        if floor is None:
+            from topoopt.placement.exact_mip.targets import counting_floor
+
+            inst = self.inst
+            pods = tuple(Minipod(f"s{i}", c) for i, c in enumerate(key))
+            level = PlacementInstance("floor", pods, inst.rows, 1, inst.cols, inst.alpha,
+                                      gpus_per_node=1)  # fmt: skip
+            floor = self.floors[key] = counting_floor(level)
+        return max(bound, floor)
 
     def _split_cheap(self, level: int, kids: list[int]) -> tuple[float, ...]:
         """Cheap bounds of spanning several of ``kids`` (both groups kinds at least 2
