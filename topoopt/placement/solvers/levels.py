@@ -782,6 +782,9 @@ class _Planner:
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
         leaves = self.walk(level, grid, coarse)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
+        conditional, better = self.conditional(level, kids, single, scores)
+        if better is not None:
+            leaves, scores = better
         bounds = [0.0] * level + [single.bound]
         current = kids
         proving = True
@@ -791,6 +794,8 @@ class _Planner:
                 int(self.tree.capacity[lv][c]) for c in current if self.tree.capacity[lv][c] > 0
             )
             bound = max(bounds[-1], self.cheap(below))
+            if lv == level + 1:
+                bound = max(bound, conditional)
             if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
                 if not self.out_of_time():
                     if units is not None and lv <= units.level:
@@ -811,6 +816,50 @@ class _Planner:
         how = f"spans {len(set(grid.ravel().tolist()))} {name} switches (exact-mip"
         how += ", proven)" if single.proven else ", unproven)"
         return _Candidate(leaves, scores, tuple(bounds), how)
+
+    def conditional(
+        self, level: int, kids: list[int], single: _Single, scores: tuple[float, ...]
+    ) -> tuple[float, tuple[np.ndarray, tuple[float, ...]] | None]:
+        """For ``lex``, the bound of level ``level + 1`` among the placements whose split
+        ``level`` scores its proven optimum, where one side stays whole in the split's
+        switches (:func:`~topoopt.placement.whole_side.conditional_floor`), and a placement
+        of the class that beats ``scores`` with its leaves and scores (or ``None``). Bound 0
+        when it does not apply (``weighted``, constraints, no level below, split unproven)."""
+        last = level + 1
+        if (
+            self.inst.objective.mode == "weighted"
+            or self.inst.constraints
+            or last >= self.levels
+            or not single.proven
+            or round(scores[level], DIGITS) != round(single.bound, DIGITS)
+            or self.out_of_time()
+        ):
+            return 0.0, None
+        from topoopt.placement.whole_side import WholeSide, conditional_floor
+
+        caps = self.tree.capacity[last]
+        children = [[c for c in self.children[level][k] if caps[c] > 0] for k in kids]
+        whole = WholeSide(
+            [[int(caps[c]) for c in cs] for cs in children],
+            self.inst.rows,
+            self.inst.cols,
+            self.inst.alpha,
+        )
+        below = tuple(int(caps[c]) for cs in children for c in cs)
+        start = max(single.bound, self.cheap(below))
+        floor = conditional_floor(whole, single.bound, start, scores[last])
+        if floor is None:
+            return 0.0, None
+        better = None
+        if floor.grid is not None:
+            ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
+            offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
+            grid = ids[offsets[floor.grid[..., 0]] + floor.grid[..., 1]]
+            leaves = self.walk(last, grid)
+            found = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
+            if self.key(found) < self.key(scores):
+                better = (leaves, found)
+        return floor.bound, better
 
     def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
         """From the switches of ``level`` of every cell (of every coarse cell when
