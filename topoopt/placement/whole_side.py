@@ -36,7 +36,7 @@ sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,11 +201,23 @@ class Floor:
     score: float
 
 
-def conditional_floor(whole: WholeSide, upper: float, start: float, below: float) -> Floor | None:
+def conditional_floor(
+    whole: WholeSide,
+    upper: float,
+    start: float,
+    below: float,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Floor | None:
     """A lower bound on level ``l + 1``'s score (eq. 2) among the placements whose level
     ``l`` scores ``upper``, at least ``start``, and capped at ``below`` (a bound reaching it
     is enough to cut or prove); ``None`` when no conditional bound applies. On the way, the
-    admitted pairs below ``below`` are tried by :func:`realise` until one is realised."""
+    admitted pairs below ``below`` are tried by :func:`realise` until one is realised.
+
+    ``seconds()`` is the time left (the constructions' integer programmes get at most that);
+    the pairs are refuted in order of score, so when the time is up at a pair before any pair
+    was admitted, that pair's score is still a bound (every pair below it is refuted)."""
+    if seconds() <= 0:
+        return None
     sides = whole.sides(upper)
     if sides is None:
         return None
@@ -217,6 +229,8 @@ def conditional_floor(whole: WholeSide, upper: float, start: float, below: float
             continue
         if round(pair.score, DIGITS) >= round(below, DIGITS):
             break
+        if seconds() <= 0:
+            return Floor(pair.score if bound is None else bound, None, math.inf)
         a, b = pair.max_dp_use, pair.max_pp_use
         for side in sides:
             ok, split = whole.admits(side, a, b)
@@ -224,17 +238,24 @@ def conditional_floor(whole: WholeSide, upper: float, start: float, below: float
                 continue
             if bound is None:
                 bound = pair.score
-            grid = realise(whole, side, split, a, b)
+            grid = realise(whole, side, split, a, b, seconds)
             if grid is not None:
                 return Floor(bound, grid, pair.score)
     return Floor(below if bound is None else bound, None, math.inf)
 
 
-def realise(whole: WholeSide, side: _Side, split: list[int], a: int, b: int) -> Grid | None:
+def realise(
+    whole: WholeSide,
+    side: _Side,
+    split: list[int],
+    a: int,
+    b: int,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Grid | None:
     """A placement with level-``l + 1`` spreads at most ``(a, b)`` in which switch ``g`` holds
     ``split[g]`` whole groups of the whole side: each switch's sub-job on its children by
     the constructions of ``exact-mip`` with the least target on the other side; ``None``
-    when their sum exceeds that side's target."""
+    when their sum exceeds that side's target or ``seconds()`` (the time left) runs out."""
     length, _ = whole._dims(side.swap)
     w_target, o_target = (b, a) if side.swap else (a, b)
     pieces = []
@@ -246,7 +267,10 @@ def realise(whole: WholeSide, side: _Side, split: list[int], a: int, b: int) -> 
         sub = _level(kids, m, length, 0.5) if side.swap else _level(kids, length, m, 0.5)
         found = None
         for t in range(1, o_target - spent + 1):
-            found = _construct(sub, t, w_target) if side.swap else _construct(sub, w_target, t)
+            if seconds() <= 0:
+                return None
+            a_t, b_t = (t, w_target) if side.swap else (w_target, t)
+            found = _construct(sub, a_t, b_t, seconds)
             if found is not None:
                 spent += t
                 break
@@ -265,9 +289,15 @@ def realise(whole: WholeSide, side: _Side, split: list[int], a: int, b: int) -> 
     return grid.transpose(1, 0, 2) if side.swap else grid
 
 
-def _construct(sub: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:
+def _construct(
+    sub: PlacementInstance,
+    max_dp_use: int,
+    max_pp_use: int,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Placement | None:
     """A placement of ``sub`` realising ``(A, B)`` by ``exact-mip``'s constructions (exact
-    for a 1, else block designs, guillotine cuts and one side at a time), or ``None``."""
+    for a 1, else block designs, guillotine cuts and one side at a time, whose packing
+    programme gets at most ``seconds()``), or ``None``."""
     build = Constructions(sub)
     if max_dp_use == 1:
         return build.monochrome_columns(max_pp_use)
@@ -276,5 +306,5 @@ def _construct(sub: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Plac
     return (
         build.block_design(max_dp_use, max_pp_use)
         or build.guillotine(max_dp_use, max_pp_use)
-        or Sides(sub).construct(max_dp_use, max_pp_use)
+        or Sides(sub, seconds).construct(max_dp_use, max_pp_use)
     )

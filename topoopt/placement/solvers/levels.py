@@ -55,7 +55,7 @@ from topoopt.placement.constraints import infeasible_reason, job_level, room, sl
 from topoopt.placement.instance import Leaf, LevelObjective, Minipod, PlacementInstance
 from topoopt.placement.levels import assign_leaves
 from topoopt.placement.solution import Placement, check
-from topoopt.placement.solvers._budget import deadline
+from topoopt.placement.solvers._budget import deadline, seconds_left
 from topoopt.placement.tree import (
     DIGITS,
     Tree,
@@ -456,6 +456,7 @@ class _Planner:
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
         self.floors: dict[tuple[int, ...], float] = {}
         self.out_of_time = deadline(ctx, instance)
+        self.seconds_left = seconds_left(ctx, instance)
         self.calls = 0
         self.pruned = 0
         self.expired = False
@@ -847,7 +848,7 @@ class _Planner:
         )
         below = tuple(int(caps[c]) for cs in children for c in cs)
         start = max(single.bound, self.cheap(below))
-        floor = conditional_floor(whole, single.bound, start, scores[last])
+        floor = conditional_floor(whole, single.bound, start, scores[last], self.seconds_left)
         if floor is None:
             return 0.0, None
         better = None
