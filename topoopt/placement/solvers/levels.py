@@ -41,7 +41,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,10 @@ from topoopt.placement.tree import (
     placement_from_leaves,
     scores_of_leaves,
 )
+
+if TYPE_CHECKING:
+    from topoopt.placement.split_blocks import Frontier
+    from topoopt.placement.whole_side import WholeSide
 
 METHODS = ("auto", "walk", "mip")
 """Values of the option ``method``."""
@@ -455,6 +459,7 @@ class _Planner:
         self.children = [tree.children(lv) for lv in range(self.levels - 1)]
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
         self.floors: dict[tuple[int, ...], float] = {}
+        self.sides: dict[tuple[tuple[int, ...], ...], tuple[WholeSide, Frontier]] = {}
         self.out_of_time = deadline(ctx, instance)
         self.seconds_left = seconds_left(ctx, instance)
         self.calls = 0
@@ -836,31 +841,48 @@ class _Planner:
             or self.out_of_time()
         ):
             return 0.0, None
+        from topoopt.placement.split_blocks import Frontier, realise_blocks
         from topoopt.placement.whole_side import WholeSide, conditional_floor
 
         caps = self.tree.capacity[last]
         children = [[c for c in self.children[level][k] if caps[c] > 0] for k in kids]
-        whole = WholeSide(
-            [[int(caps[c]) for c in cs] for cs in children],
-            self.inst.rows,
-            self.inst.cols,
-            self.inst.alpha,
-        )
+        key = tuple(tuple(int(caps[c]) for c in cs) for cs in children)
+        if key not in self.sides:  # the second pass meets the same classes again
+            self.sides[key] = (
+                WholeSide([list(k) for k in key], self.inst.rows, self.inst.cols, self.inst.alpha),
+                Frontier(key),
+            )
+        whole, frontier = self.sides[key]
         below = tuple(int(caps[c]) for cs in children for c in cs)
         start = max(single.bound, self.cheap(below))
         floor = conditional_floor(whole, single.bound, start, scores[last], self.seconds_left)
-        if floor is None:
-            return 0.0, None
+        ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
+        offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
+        bound = 0.0 if floor is None else floor.bound
         better = None
-        if floor.grid is not None:
-            ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
-            offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
-            grid = ids[offsets[floor.grid[..., 0]] + floor.grid[..., 1]]
+        local = [] if floor is None or floor.grid is None else [floor.grid]
+        reach = scores[last] if floor is None else min(scores[last], floor.score)
+        if round(max(bound, start), DIGITS) < round(reach, DIGITS) and not self.out_of_time():
+            blocks = realise_blocks(
+                frontier,
+                self.inst.rows,
+                self.inst.cols,
+                self.inst.alpha,
+                single.bound,
+                max(bound, start),
+                reach,
+                self.seconds_left,
+                whole_sides=floor is None,
+            )
+            if blocks is not None:
+                local.append(blocks.grid)
+        for found_grid in local:
+            grid = ids[offsets[found_grid[..., 0]] + found_grid[..., 1]]
             leaves = self.walk(last, grid)
             found = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
-            if self.key(found) < self.key(scores):
+            if self.key(found) < self.key(better[1] if better is not None else scores):
                 better = (leaves, found)
-        return floor.bound, better
+        return bound, better
 
     def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
         """From the switches of ``level`` of every cell (of every coarse cell when
