@@ -100,9 +100,10 @@ def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[in
                 hi, best = mid, found
         return hi, best
     lo, hi = _fewest(caps, h), min(h, len(caps))
-    best = _construct(build, hi, min(b, w)) if lo <= hi else None
-    if best is None:
+    top = _construct(build, hi, min(b, w)) if lo <= hi else None
+    if top is None:
         raise LookupError("no construction")
+    best = top
     while lo < hi:  # bisection: the constructions are taken as monotone in a
         mid = (lo + hi) // 2
         found = _construct(build, mid, min(b, w))
