@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 import topoopt
 from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import tree_instance
-from topoopt.placement.split_blocks import Frontier, columns_greedy, realise_blocks
+from topoopt.placement.split_blocks import (
+    Frontier,
+    columns_balanced,
+    columns_greedy,
+    realise_blocks,
+)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -115,3 +120,22 @@ def test_two_by_two_blocks_beat_filling_the_groups() -> None:
     frontier = Frontier([[2, 2], [2, 2], [2, 2], [2, 2]])
     found = realise_blocks(frontier, 4, 2, 0.5, 2.0, 0.0, math.inf)
     assert found is not None and found.score == 2.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    caps=st.lists(st.integers(0, 9), min_size=1, max_size=8),
+    h=st.integers(1, 6),
+    w=st.integers(1, 4),
+    a=st.integers(1, 4),
+)
+def test_columns_balanced_fits_within_its_target(caps: list[int], h: int, w: int, a: int) -> None:
+    """A balanced column packing uses each child within its free nodes and every column on
+    at most ``a`` children."""
+    placement = columns_balanced(caps, h, w, a)
+    if placement is None:
+        return
+    matrix = np.asarray(placement.matrix)
+    counts = np.bincount(matrix.ravel(), minlength=len(caps))
+    assert all(counts[j] <= caps[j] for j in range(len(caps)))
+    assert max(len(set(matrix[:, c].tolist())) for c in range(w)) <= a

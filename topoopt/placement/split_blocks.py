@@ -88,12 +88,12 @@ def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[in
     if sum(caps) < h * w:
         raise LookupError("the block does not fit")
     build = Constructions(_level(caps, h, w))
-    if b >= w:  # rows unconstrained: the columns packed alone, then guillotine cuts below
+    if b >= w:  # rows unconstrained: the columns packed alone, then below that by bisection
         hi, best = columns_greedy(caps, h, w)
         lo = _fewest(caps, h)
         while lo < hi:
             mid = (lo + hi) // 2
-            found = build.guillotine(mid, w)
+            found = columns_balanced(caps, h, w, mid) or build.guillotine(mid, w)
             if found is None:
                 lo = mid + 1
             else:
@@ -148,6 +148,36 @@ def columns_greedy(caps: Sequence[int], h: int, w: int) -> tuple[int, Placement]
             used += 1
         most = max(most, used)
     return most, Placement.from_rows(matrix.tolist())
+
+
+def columns_balanced(caps: Sequence[int], h: int, w: int, a: int) -> Placement | None:
+    """The ``w`` columns of ``h`` cells, each on at most ``a`` children, from the ``w * a``
+    children with the most free nodes dealt largest first to the column holding the fewest
+    cells among those with fewer than ``a`` children (longest processing time first); the
+    placement when every column then holds ``h`` cells, else ``None`` (proves nothing).
+
+    Examples
+    --------
+    >>> columns_balanced([5, 4, 3, 3], 7, 2, 2).matrix
+    ((0, 1), (0, 1), (0, 1), (0, 1), (0, 2), (3, 2), (3, 2))
+    """
+    order = sorted(range(len(caps)), key=lambda j: (-caps[j], j))[: w * a]
+    owned: list[list[int]] = [[] for _ in range(w)]
+    held = [0] * w
+    for j in order:
+        open_ = [c for c in range(w) if len(owned[c]) < a]
+        if not open_ or caps[j] <= 0:
+            break
+        c = min(open_, key=lambda c: (held[c], c))
+        owned[c].append(j)
+        held[c] += int(caps[j])
+    if min(held) < h:
+        return None
+    matrix = np.zeros((h, w), dtype=np.int64)
+    for c in range(w):
+        cells = [j for j in owned[c] for _ in range(int(caps[j]))][:h]
+        matrix[:, c] = cells
+    return Placement.from_rows(matrix.tolist())
 
 
 class Frontier:
