@@ -87,18 +87,18 @@ def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[in
     caps = [int(c) for c in caps if c > 0]
     if sum(caps) < h * w:
         raise LookupError("the block does not fit")
-    build = Constructions(_level(caps, h, w))
     if b >= w:  # rows unconstrained: the columns packed alone, then below that by bisection
         hi, best = columns_greedy(caps, h, w)
         lo = _fewest(caps, h)
         while lo < hi:
             mid = (lo + hi) // 2
-            found = columns_balanced(caps, h, w, mid) or build.guillotine(mid, w)
+            found = columns_balanced(caps, h, w, mid)
             if found is None:
                 lo = mid + 1
             else:
                 hi, best = mid, found
         return hi, best
+    build = Constructions(_level(caps, h, w))
     lo, hi = _fewest(caps, h), min(h, len(caps))
     top = _construct(build, hi, min(b, w)) if lo <= hi else None
     if top is None:
@@ -278,7 +278,8 @@ def realise_blocks(
     ``upper``; ``None`` when none scores below ``below`` or ``seconds()`` (the time left)
     runs out first. Per design ``(p, q)`` and row target ``B`` the least column target
     ``A`` is found by bisection (a matching for ``A`` is one for ``A + 1``: the shares only
-    grow). Without ``whole_sides`` the designs with one band or one strip are left out
+    grow), below the ``A`` of the ``B`` before and below the scores that reach ``below``.
+    Without ``whole_sides`` the designs with one band or one strip are left out
     (:mod:`topoopt.placement.whole_side` builds those with uneven shares)."""
     n_children = sum(len(k) for k in frontier.children)
     designs = [
@@ -288,12 +289,17 @@ def realise_blocks(
     ]
     best: Blocks | None = None
     for p, q in designs:
+        top = min(rows, n_children)  # the least A of the B before (more B needs no more A)
         for big_b in range(q, min(cols, n_children) + 1):
             reach = below if best is None else best.score
-            if round((1 - alpha) * d(big_b), DIGITS) >= round(reach, DIGITS):
+            room = round(reach - (1 - alpha) * d(big_b), DIGITS)
+            if room <= 0:
                 break
-            top = min(rows, n_children)
-            lo, hi, grid = p, top, None
+            if alpha > 0 and math.isfinite(room):
+                most = min(top, math.ceil(room / alpha - 1e-9) - 1)
+            else:
+                most = top
+            lo, hi, grid = p, most, None
             while lo <= hi:  # the least A matched, by bisection
                 if seconds() <= 0:
                     return best
@@ -305,7 +311,7 @@ def realise_blocks(
                     hi, grid = mid - 1, found
             if grid is None:
                 continue
-            big_a = hi + 1
+            big_a = top = hi + 1
             score = alpha * d(big_a) + (1 - alpha) * d(big_b)
             if round(score, DIGITS) < round(reach, DIGITS):
                 best = Blocks(grid, max(score, start), big_a, big_b)

@@ -609,6 +609,14 @@ def _window_max(values: np.ndarray, length: int) -> np.ndarray:
     return out
 
 
+LAGRANGE_CACHE = 32
+"""Lagrangian tables kept per process (each ``(LAGRANGE_STEPS + 1) x (cols * min(rows, M) +
+1)`` values: 0.5 MB for a 64 x 16 job over 256 switches)."""
+
+_LAGRANGE_TABLES: dict[tuple[int, int, tuple[tuple[int, int], ...]], list[tuple[float, np.ndarray]]]
+_LAGRANGE_TABLES = {}
+
+
 class LagrangianCounting:
     """The counting relaxation with the row budget dualised: fast, weaker, still valid.
 
@@ -635,8 +643,21 @@ class LagrangianCounting:
     @cached_property
     def tables(self) -> list[tuple[float, np.ndarray]]:
         """See :meth:`_tables`; empty (every pair admitted) when ``expired()`` stops the
-        build, which then sets :attr:`interrupted`."""
-        return self._tables()
+        build, which then sets :attr:`interrupted`. Kept per process by the job's shape and
+        the multiset of free nodes (:data:`LAGRANGE_CACHE` of them, oldest dropped first):
+        the walk of ``placement/levels`` asks for the same switches from its counting floors,
+        ``exact-mip``'s decomposition and its second pass."""
+        inst = self.instance
+        key = (inst.rows, inst.cols, tuple(sorted(Counter(inst.capacities).items())))
+        known = _LAGRANGE_TABLES.get(key)
+        if known is not None:
+            return known
+        out = self._tables()
+        if not self.interrupted:
+            if len(_LAGRANGE_TABLES) >= LAGRANGE_CACHE:
+                del _LAGRANGE_TABLES[next(iter(_LAGRANGE_TABLES))]
+            _LAGRANGE_TABLES[key] = out
+        return out
 
     def _tables(self) -> list[tuple[float, np.ndarray]]:
         """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``.

@@ -68,7 +68,7 @@ from topoopt.placement.tree import (
 )
 
 if TYPE_CHECKING:
-    from topoopt.placement.split_blocks import Frontier
+    from topoopt.placement.split_blocks import Blocks, Frontier
     from topoopt.placement.whole_side import WholeSide
 
 METHODS = ("auto", "walk", "mip")
@@ -460,6 +460,7 @@ class _Planner:
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
         self.floors: dict[tuple[int, ...], float] = {}
         self.sides: dict[tuple[tuple[int, ...], ...], tuple[WholeSide, Frontier]] = {}
+        self.blocks: dict[tuple[Any, ...], tuple[float, Blocks | None]] = {}
         self.out_of_time = deadline(ctx, instance)
         self.seconds_left = seconds_left(ctx, instance)
         self.calls = 0
@@ -863,18 +864,25 @@ class _Planner:
         local = [] if floor is None or floor.grid is None else [floor.grid]
         reach = scores[last] if floor is None else min(scores[last], floor.score)
         if round(max(bound, start), DIGITS) < round(reach, DIGITS) and not self.out_of_time():
-            blocks = realise_blocks(
-                frontier,
-                self.inst.rows,
-                self.inst.cols,
-                self.inst.alpha,
-                single.bound,
-                max(bound, start),
-                reach,
-                self.seconds_left,
-                whole_sides=floor is None,
-            )
-            if blocks is not None:
+            memo = (key, round(single.bound, DIGITS), round(max(bound, start), DIGITS))
+            known = self.blocks.get(memo)
+            if known is not None and (known[1] is not None or reach <= known[0]):
+                blocks = known[1]  # the second pass: the least the blocks reach is known
+            else:
+                blocks = realise_blocks(
+                    frontier,
+                    self.inst.rows,
+                    self.inst.cols,
+                    self.inst.alpha,
+                    single.bound,
+                    max(bound, start),
+                    reach,
+                    self.seconds_left,
+                    whole_sides=floor is None,
+                )
+                if not self.out_of_time():  # a search the clock stopped is not kept
+                    self.blocks[memo] = (reach, blocks)
+            if blocks is not None and round(blocks.score, DIGITS) < round(reach, DIGITS):
                 local.append(blocks.grid)
         for found_grid in local:
             grid = ids[offsets[found_grid[..., 0]] + found_grid[..., 1]]
