@@ -146,8 +146,9 @@ def test_infeasible_model(backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS_HERE)
 def test_time_limit_keeps_the_warm_start_incumbent(backend: str) -> None:
     """The monolithic exact model of setting (iii) cannot be proven in a second; the warm
-    start is loaded back as the incumbent and a bound is reported. (Too large for Gurobi's
-    size-limited licence, which must then say so.)"""
+    start is loaded back as the incumbent, and a bound, when the backend got as far as one (on
+    a loaded machine SCIP can still be in its root LP at the limit), is at most its value. (Too
+    large for Gurobi's size-limited licence, which must then say so.)"""
     inst = next(i for i in arnold_paper() if i.name == "iii-even-a0.5")
     model = exact.build(inst)
     exact.warm_start(model, fill_in_rank_order(inst, best_fit_pods(inst)))
@@ -166,7 +167,7 @@ def test_time_limit_keeps_the_warm_start_incumbent(backend: str) -> None:
         return
     assert out.termination is TerminationReason.TIME_LIMIT
     assert out.has_solution
-    assert out.bound is not None and out.bound <= out.objective
+    assert out.bound is None or out.bound <= out.objective
 
 
 @pytest.mark.parametrize("backend", BACKENDS_HERE)

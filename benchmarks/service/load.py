@@ -386,15 +386,17 @@ def stop_server(server: Server, timeout: float = 60.0) -> tuple[int | None, floa
     return code, time.perf_counter() - started
 
 
-def scrape(url: str) -> dict[str, float]:
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The server's metric samples: value by (sample name, labels), read by prometheus_client."""
     import httpx
+    from prometheus_client.parser import text_string_to_metric_families
 
-    out = {}
-    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
-        if line and not line.startswith("#"):
-            series, value = line.rsplit(" ", 1)
-            out[series] = float(value)
-    return out
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -575,9 +577,9 @@ def scenario_mixed(args: argparse.Namespace) -> dict[str, Any]:
     for s in samples:
         by_kind.setdefault(s.kind, Counter())[str(s.status)] += 1  # type: ignore[index]
     server_counts = {
-        k.split('status="')[1].rstrip('"}'): v
-        for k, v in metrics.items()
-        if k.startswith('topoopt_http_requests_total{route="/v1/solve"')
+        dict(labels)["status"]: v
+        for (name, labels), v in metrics.items()
+        if name == "topoopt_http_requests_total" and dict(labels)["route"] == "/v1/solve"
     }
     client_counts = Counter(str(s.status) for s in samples)
     own = [m[1] for m in memory]
@@ -605,9 +607,9 @@ def scenario_mixed(args: argparse.Namespace) -> dict[str, Any]:
         "health_p99_ms": round(percentile([h[2] for h in health], 99) * 1000, 2),
         "health_max_ms": round(max(h[2] for h in health) * 1000, 2) if health else None,
         "restarts": {
-            k.split('"')[1]: int(v)
-            for k, v in metrics.items()
-            if k.startswith("topoopt_worker_restarts_total")
+            dict(labels)["reason"]: int(v)
+            for (name, labels), v in metrics.items()
+            if name == "topoopt_worker_restarts_total"
         },
         "workers_before": len(workers_before),
         "workers_after": len(workers_after),

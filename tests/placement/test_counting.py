@@ -1,12 +1,22 @@
-"""The Lagrangian counting bound: never refutes a feasible pair, never stronger than the table."""
+"""The counting bounds: the Lagrangian never refutes a feasible pair, is never stronger than the
+table and equals its definition; the counting floor never exceeds the optimum."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topoopt.placement.exact_mip.targets import CountingBound, LagrangianCounting, target_pairs
+import topoopt
+from topoopt.placement.exact_mip.targets import (
+    LAGRANGE_STEPS,
+    CountingBound,
+    LagrangianCounting,
+    counting_floor,
+    target_pairs,
+)
 
 from .strategies import small_instances
 from .test_properties import _feasible_by_brute_force
@@ -62,3 +72,44 @@ def test_sliding_window_table_equals_the_definition(instance, size_a, size_b):
         built = counting._build(*shape)
         assert built is not None
         assert np.array_equal(built, _reference_table(instance, *shape))
+
+
+def _reference_lagrangian(instance) -> list[tuple[float, np.ndarray]]:
+    """The Lagrangian knapsack by its definition: one multiplier and one minipod at a time,
+    the gain of every ``b`` recomputed for each."""
+    rows, cols = instance.rows, instance.cols
+    size = cols * min(rows, instance.n_minipods) + 1
+    out = []
+    for step in range(LAGRANGE_STEPS + 1):
+        lam = cols * step / LAGRANGE_STEPS
+        table = np.full(size, -np.inf)
+        table[0] = 0.0
+        for f in instance.capacities:
+            new = table.copy()
+            for b in range(1, cols + 1):
+                gain = max([0.0] + [min(f, a * b) - lam * a for a in range(min(rows, f) + 1)])
+                if gain > 0:
+                    np.maximum(new[b:], table[: size - b] + gain, out=new[b:])
+            table = new
+        out.append((lam, np.maximum.accumulate(table)))
+    return out
+
+
+@given(small_instances(max_cells=40, max_pods=8))
+def test_lagrangian_by_capacity_type_equals_the_definition(instance):
+    """The knapsack over capacity types, every multiplier at once, equals the one built
+    minipod by minipod and multiplier by multiplier (with every ``a`` tried)."""
+    built = LagrangianCounting(instance)._tables()
+    reference = _reference_lagrangian(instance)
+    assert [lam for lam, _ in built] == [lam for lam, _ in reference]
+    for (_, got), (_, want) in zip(built, reference, strict=True):
+        assert np.array_equal(got, want)
+
+
+@given(small_instances(max_cells=10, max_pods=5), st.sampled_from([math.inf, 1.0, 2.5]))
+def test_counting_floor_never_above_the_optimum(instance, below):
+    """The counting floor the walk of ``placement/levels`` bounds classes with is a lower
+    bound: never above the oracle's optimum, whatever ``below`` (every pair under the
+    first one at ``below`` refuted is a proof that the optimum is at least that pair's)."""
+    optimum = topoopt.solve(instance, "placement/enumerate").objective
+    assert counting_floor(instance, below) <= optimum + 1e-9

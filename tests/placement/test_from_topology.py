@@ -80,3 +80,21 @@ def test_every_free_node_lands_in_exactly_one_minipod(topo, data) -> None:
     assert sorted(names) == sorted(free)
     for m in inst.minipods:
         assert {topo.switch_of(n, level) for n in m.node_names()} == {m.name}
+
+
+def test_slurm_block_needs_a_block_topology_and_its_base_blocks_as_leaves() -> None:
+    """``block`` on a tree topology, or with the base blocks as the minipods, is refused
+    naming the constraint and why (it used to say that ``topology.block_sizes`` was missing,
+    although the file gave BlockSizes)."""
+    tree = parse_slurm_conf("SwitchName=l0 Nodes=n[0-3]\nSwitchName=l1 Nodes=n[4-7]\n"
+                            "SwitchName=top Switches=l[0-1]\n")  # fmt: skip
+    blocks = parse_slurm_conf(
+        "BlockName=b0 Nodes=n[0-3]\nBlockName=b1 Nodes=n[4-7]\nBlockSizes=4,8\n"
+    )
+    job = {"dp": 2, "tp": 8, "pp": 2, "alpha": 0.5, "constraints": {"block": True}}
+    with pytest.raises(InvalidInstanceError, match=r"constraints.block: .*a 'tree' topology"):
+        from_topology(tree, level=0, free={f"n{i}" for i in range(8)}, **job)
+    with pytest.raises(InvalidInstanceError, match=r"constraints.block: .*minipods are level"):
+        from_topology(blocks, level=-1, free={f"n{i}" for i in range(8)}, **job)
+    placed = from_topology(blocks, level=0, free={f"n{i}" for i in range(8)}, **job)
+    assert placed.block_sizes == (4, 8)

@@ -18,7 +18,7 @@ from topoopt.core.errors import InvalidInstanceError, UnsupportedInstanceError
 from topoopt.core.status import SolutionStatus
 from topoopt.placement import Leaf, Minipod, PlacementInstance, check, evaluate
 from topoopt.placement.generate import tree_instance
-from topoopt.placement.instance import Constraints
+from topoopt.placement.instance import Constraints, LevelObjective
 from topoopt.placement.solution import describe
 from topoopt.placement.solvers.oracle import enumerate_levels_naive
 from topoopt.placement.tree import build_tree, level_scores, objective_key
@@ -414,3 +414,24 @@ def test_an_impossible_request_is_an_infeasible_result_naming_the_constraint(
 def test_bad_constraints_name_the_field(changes: dict, field: str) -> None:
     with pytest.raises(InvalidInstanceError, match=field.replace(".", r"\.")):
         tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=changes)
+
+
+def test_weight_zero_levels_do_not_hide_a_placement_behind_an_impossible_class() -> None:
+    """Found by the property test above: with weights (1, 0, 0) and a required group, pod p1
+    (4 free nodes, groups of 3 and 1) holds no placement; its class scored inf at every level,
+    and ``0 * inf`` made its key nan, which the walk then kept as its answer."""
+    instance = tree_instance(
+        "zero-weights",
+        [[[1, 3], [3, 3]], [[3], [1]]],
+        rows=4,
+        cols=1,
+        alpha=1.0,
+        objective=LevelObjective("weighted", (1.0, 0.0, 0.0)),
+        constraints={"required_level": "group"},
+    )
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    for method in ("walk", "auto"):
+        result = topoopt.solve(instance, "placement/levels", method=method)
+        assert result.status is SolutionStatus.OPTIMAL, result
+        assert not check(instance, result.solution)
+        assert result.objective == oracle.objective == 0.0

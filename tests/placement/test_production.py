@@ -15,6 +15,7 @@ from topoopt.core.status import SolutionStatus
 from topoopt.placement import Minipod, PlacementInstance, check
 from topoopt.placement.generate import tree_instance
 from topoopt.placement.instance import Constraints
+from topoopt.placement.solvers.kai import kai_nodes
 from topoopt.placement.tree import level_scores, objective_key
 
 from .strategies import constrained_tree_instances, small_instances, tree_instances
@@ -183,3 +184,28 @@ def test_minipod_only_instances_run_every_production_placer() -> None:
     for solver in PRODUCTION:
         result = topoopt.solve(inst, solver)
         assert result.is_ok and not check(inst, result.solution), solver
+
+
+def test_kai_scores_nodes_over_every_preferred_domain_of_the_tree() -> None:
+    """``calculateNodeScores`` runs on the lowest common domain of the candidate nodes (the
+    root), so ``floor(10 (i + 1) / m)`` counts all 40 racks: p1's three racks (sorted first)
+    all score 0 and their nodes go in node order. Scored inside the chosen group alone (m = 3)
+    they would score 3, 6, 10 and go in reverse."""
+    instance = tree_instance("kai", [[[1] * 37], [[1, 1, 1]]], rows=3, cols=1, alpha=0.5)
+    assert kai_nodes(instance) == [("n1-0-0-0", 1), ("n1-0-1-0", 1), ("n1-0-2-0", 1)]
+
+
+def test_volcano_soft_mode_places_task_by_task_from_the_first_node() -> None:
+    """Hard mode searches the tiers from the lowest and takes the rack of 4 that holds the job;
+    soft mode (a preferred level) has no tier search: its first task takes the first free
+    node (a rack of 1), the rest follow it into the nearest rack."""
+    free = [[[1, 4]], [[4]]]
+    hard = tree_instance("hard", free, rows=4, cols=1, alpha=0.5)
+    soft = tree_instance("soft", free, rows=4, cols=1, alpha=0.5,
+                         constraints={"preferred_level": "rack"})  # fmt: skip
+    hard_result = topoopt.solve(hard, "placement/volcano")
+    soft_result = topoopt.solve(soft, "placement/volcano")
+    assert hard_result.solution.nodes == tuple((f"n0-0-1-{i}",) for i in range(4))
+    assert soft_result.solution.nodes == (("n0-0-0-0",), *((f"n0-0-1-{i}",) for i in range(3)))
+    assert not check(soft, soft_result.solution)
+    assert soft_result.metrics["leaf_score"] > hard_result.metrics["leaf_score"] == 0

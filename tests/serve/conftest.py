@@ -171,3 +171,15 @@ def client(server: Server) -> Iterator[object]:
 
     with Client(server.url, timeout=30) as connected:
         yield connected
+
+
+def metric_samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """The samples of a ``/metrics`` answer, read by prometheus_client's own parser: value by
+    ``(sample name, labels)`` (label order does not matter in the format)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }

@@ -12,7 +12,7 @@ from topoopt.cli import main
 from topoopt.client import Client, ServiceError
 from topoopt.serve.openapi import openapi_document
 
-from .conftest import Server
+from .conftest import Server, metric_samples
 
 
 def cli(*args: str) -> str:
@@ -111,17 +111,14 @@ def test_metrics_are_prometheus_text(server: Server, client: Client) -> None:
         http.get("/nothing-here")
         response = http.get("/metrics")
     assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
-    samples = {}
+    assert response.headers["content-type"].startswith("text/plain; version=")
     kinds = {}
     for line in response.text.splitlines():
         if line.startswith("# TYPE "):
             _, _, name, kind = line.split(" ")
             kinds[name] = kind
-        elif line and not line.startswith("#"):
-            series, value = line.rsplit(" ", 1)
-            samples[series] = float(value)
-    assert kinds == {
+    # prometheus_client adds a `_created` gauge beside each counter and histogram series
+    assert {k: v for k, v in kinds.items() if not k.endswith("_created")} == {
         "topoopt_http_requests_total": "counter",
         "topoopt_http_request_duration_seconds": "histogram",
         "topoopt_solver_seconds": "histogram",
@@ -129,8 +126,14 @@ def test_metrics_are_prometheus_text(server: Server, client: Client) -> None:
         "topoopt_workers": "gauge",
         "topoopt_worker_restarts_total": "counter",
     }
-    assert samples['topoopt_http_requests_total{route="/healthz",method="GET",status="200"}'] >= 1
-    assert samples['topoopt_http_requests_total{route="other",method="GET",status="404"}'] >= 1
-    assert samples['topoopt_http_request_duration_seconds_count{route="/healthz"}'] >= 1
-    assert samples["topoopt_queue_depth"] == 0
-    assert samples['topoopt_workers{state="busy"}'] + samples['topoopt_workers{state="idle"}'] <= 2
+    samples = metric_samples(response.text)
+    requests = "topoopt_http_requests_total"
+    ok = frozenset({("route", "/healthz"), ("method", "GET"), ("status", "200")})
+    missing = frozenset({("route", "other"), ("method", "GET"), ("status", "404")})
+    assert samples[requests, ok] >= 1
+    assert samples[requests, missing] >= 1
+    healthz = frozenset({("route", "/healthz")})
+    assert samples["topoopt_http_request_duration_seconds_count", healthz] >= 1
+    assert samples["topoopt_queue_depth", frozenset()] == 0
+    busy = samples["topoopt_workers", frozenset({("state", "busy")})]
+    assert busy + samples["topoopt_workers", frozenset({("state", "idle")})] <= 2

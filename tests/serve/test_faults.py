@@ -12,7 +12,7 @@ import httpx
 
 from topoopt.client import Client
 
-from .conftest import ROOT, Server
+from .conftest import ROOT, Server, metric_samples
 
 PLACEMENT = json.loads((ROOT / "instances/placement/arnold-paper/i-even-a0.5.json").read_text())
 
@@ -23,12 +23,12 @@ def solve(server: Server, solver: str, **extra: Any) -> httpx.Response:
 
 
 def restarts(client: Client) -> dict[str, float]:
-    out = {}
-    for line in client.metrics().splitlines():
-        if line.startswith("topoopt_worker_restarts_total{"):
-            series, value = line.rsplit(" ", 1)
-            out[series.split('"')[1]] = float(value)
-    return out
+    samples = metric_samples(client.metrics())
+    return {
+        dict(labels)["reason"]: value
+        for (name, labels), value in samples.items()
+        if name == "topoopt_worker_restarts_total"
+    }
 
 
 def wait_for_workers(client: Client, count: int = 2, timeout: float = 60) -> None:

@@ -158,6 +158,23 @@ def from_topology(
             sizes = tuple(topology.block_sizes[: low - top + 1])
             if len(sizes) != low - top + 1:
                 sizes = ()
+    wanted = as_constraints(constraints)
+    if wanted.block and topology.kind != "block":
+        raise InvalidInstanceError(
+            "constraints.block",
+            f"Slurm topology/block needs a block topology (BlockName lines, BlockSizes); this "
+            f"one is a {topology.kind!r} topology",
+        )
+    if wanted.block and not sizes:
+        raise InvalidInstanceError(
+            "constraints.block",
+            "Slurm topology/block needs the instance's levels to be block levels down to the "
+            f"base blocks, one BlockSizes size each: the topology has levels "
+            f"{list(topology.levels)} and BlockSizes {list(topology.block_sizes)}, the "
+            f"minipods are level {topology.levels[top]!r}"
+            + ("" if low >= topology.depth else f" and the leaves {topology.levels[low]!r}")
+            + " (the minipods must be above the base blocks, which are the leaves)",
+        )
     return PlacementInstance(
         name or f"{topology.name or 'cluster'}-{label}",
         minipods,
@@ -170,7 +187,7 @@ def from_topology(
         level_names=names,
         block_sizes=sizes,
         objective=as_objective(objective),
-        constraints=as_constraints(constraints),
+        constraints=wanted,
     )
 
 

@@ -461,10 +461,12 @@ def slow_examples() -> list[PlacementInstance]:
     """The instances on which the solvers need the longest (the time-limit check of the
     conformance suite): issue #14's 32-minipod class, uneven free counts up to 128, a 128 x 8
     job; and issue #30's 16,384-node tree (4 x 16 x 16 x 16, lex objective, Slurm block
-    sizes 16, 256, 4096), a 512 x 8 job."""
+    sizes 16, 256, 4096), a 512 x 8 job, and a 32 x 8 job on another draw of it (its rack
+    level below the split level has the conditional bound's constructions)."""
     tree = levels_tree(seed=0, rows=512, cols=8)[0]
     blocks = dataclasses.replace(tree, block_sizes=(16, 256, 4096))
-    return [*uneven(seed=0, count=1, minipods=32, rows=128, cols=8), blocks]
+    spanning = levels_tree(seed=1, rows=32, cols=8)[0]
+    return [*uneven(seed=0, count=1, minipods=32, rows=128, cols=8), blocks, spanning]
 
 
 GENERATORS: dict[str, Callable[..., Sequence[PlacementInstance]]] = {

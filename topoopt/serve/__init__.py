@@ -10,7 +10,7 @@ module                                 what it holds
 :mod:`topoopt.serve.pool`              worker processes, bounded queue, hard deadlines
 :mod:`topoopt.serve.zygote`            the fork server that starts workers
 :mod:`topoopt.serve.work`              what a worker runs per request
-:mod:`topoopt.serve.metrics`           the Prometheus text format
+:mod:`topoopt.serve.metrics`           the metrics, on prometheus_client
 :mod:`topoopt.serve.server`            uvicorn with graceful shutdown
 =====================================  =============================================
 

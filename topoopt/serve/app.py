@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from topoopt.bench.task import HARD_TIMEOUT_FACTOR
 from topoopt.serve import api
-from topoopt.serve.metrics import CONTENT_TYPE, Counter, Gauge, Histogram, Registry
+from topoopt.serve.metrics import CONTENT_TYPE, ServiceMetrics
 from topoopt.serve.pool import QueueFull, ServicePool, ShuttingDown
 
 if TYPE_CHECKING:
@@ -147,57 +147,7 @@ class Service:
             max_runs=config.max_runs,
         )
         self.token = None if config.token is None else b"Bearer " + config.token.encode()
-        self.metrics = Registry()
-        self.requests = self.metrics.add(
-            Counter(
-                "topoopt_http_requests_total",
-                "HTTP requests answered, by route, method and status.",
-                ("route", "method", "status"),
-            )
-        )
-        self.latency = self.metrics.add(
-            Histogram(
-                "topoopt_http_request_duration_seconds",
-                "Seconds from a request's arrival to its answer, by route.",
-                ("route",),
-            )
-        )
-        self.solver_time = self.metrics.add(
-            Histogram(
-                "topoopt_solver_seconds",
-                "Seconds the solver took (the result's total_s), by solver.",
-                ("solver",),
-            )
-        )
-        self.metrics.add(
-            Gauge(
-                "topoopt_queue_depth",
-                "Requests waiting for a worker.",
-                lambda: {(): float(self.pool.queued)},
-            )
-        )
-        self.metrics.add(
-            Gauge(
-                "topoopt_workers",
-                "Worker processes, by state.",
-                lambda: {
-                    ("busy",): float(self.pool.busy),
-                    ("idle",): float(self.pool.idle),
-                    ("starting",): float(self.pool.starting),
-                },
-                ("state",),
-            )
-        )
-        self.metrics.add(
-            Gauge(
-                "topoopt_worker_restarts_total",
-                "Worker processes replaced, by reason (timeout, crashed, memory, error, "
-                "unclean, recycled, memory_growth, start_failed, cancelled).",
-                lambda: {(k,): float(v) for k, v in self.pool.restarts.items()},
-                ("reason",),
-                kind="counter",
-            )
-        )
+        self.metrics = ServiceMetrics(self.pool)
         self._fixed: dict[str, bytes] = {}
         self.routes = {e.path: e for e in ENDPOINTS}
 
@@ -355,7 +305,7 @@ class Service:
         }
         answer = await self._run("solve", args, time_limit)
         if "solver" in answer:
-            self.solver_time.observe(float(answer.get("solve_s", 0.0)), str(answer["solver"]))
+            self.metrics.solved(str(answer["solver"]), float(answer.get("solve_s", 0.0)))
         return Response(answer["body"], media_type=JSON)
 
     def _time_limit(self, value: Any) -> float:
@@ -640,8 +590,7 @@ class Frontdoor:
                 await sending({"type": "http.response.body", "body": body})
         finally:
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            service.requests.inc(route, method, str(status))
-            service.latency.observe(time.perf_counter() - started, route)
+            service.metrics.request(route, method, status, time.perf_counter() - started)
 
 
 def create_app(config: ServeConfig) -> Frontdoor:

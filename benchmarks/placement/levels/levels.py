@@ -12,19 +12,22 @@ from the records by :func:`report`, a pure function):
   uniform on [0.2, 0.8] (a fragmented cluster), Slurm block sizes 16, 256, 4,096 (racks,
   groups, pods as blocks), jobs of 64 to 4,096 nodes, alpha 0.5, the ``lex`` objective;
   ``placement/levels`` and every production placer on the same free-node state.
-* ``growth`` — the same trees with 1, 2, 4 and 8 pods (4,096 to 32,768 nodes), a job of
-  1,024 nodes (128 x 8): how ``placement/levels`` scales with the cluster.
+* ``growth`` — the same trees with 1, 2, 4 and 8 pods (4,096 to 32,768 nodes), jobs of 64
+  nodes (8 x 8, proven at every level) and 1,024 nodes (128 x 8): how ``placement/levels``
+  scales with the cluster.
 * ``real`` — the topograph test models and Slurm's example files, 60 % of the nodes free
   (seeded), a job of about half the free nodes.
 
 Each solve is timed around :func:`topoopt.solve` (instance checks, evaluation and metrics
-included); ``placement/levels`` gets ``--limit`` seconds, the placers run to their end.
+included); ``placement/levels`` gets ``--limit`` seconds and one solver thread, the placers
+run to their end.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import platform
 import random
@@ -43,6 +46,8 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
 SHAPES = [(8, 8), (32, 8), (16, 16), (128, 8), (64, 16), (512, 8)]
 """Jobs (rows x cols, tp = 8: one node per cell): 64, 256, 256, 1,024, 1,024, 4,096 nodes."""
+GROWTH = [(8, 8), (128, 8)]
+"""Jobs of the ``growth`` part: 64 and 1,024 nodes."""
 PLACERS = [
     "placement/kueue-best-fit",
     "placement/kueue-least-free",
@@ -84,7 +89,10 @@ def real_instance(path: str, seed: int) -> PlacementInstance:
 def run(part: str, inst: PlacementInstance, solver: str, limit: float) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
-        result = topoopt.solve(inst, solver, time_limit=limit if solver == OURS else None)
+        if solver == OURS:  # one solver thread (the VM is shared)
+            result = topoopt.solve(inst, solver, time_limit=limit, threads=1)
+        else:
+            result = topoopt.solve(inst, solver)
     except topoopt.core.errors.UnsupportedInstanceError as exc:  # type: ignore[attr-defined]
         return {"part": part, "instance": inst.name, "solver": solver, "status": "unsupported",
                 "message": str(exc)}  # fmt: skip
@@ -133,9 +141,9 @@ def main() -> None:
                     for solver in (OURS, *PLACERS):
                         emit(run("goal", inst, solver, args.limit))
             if "growth" in parts:
-                for pods in (1, 2, 4, 8):
-                    inst = levels_tree(seed=seed, pods=pods, rows=128, cols=8, objective="lex")[0]
-                    emit(run("growth", inst, OURS, args.limit))
+                for (rows, cols), pods in itertools.product(GROWTH, (1, 2, 4, 8)):
+                    inst = levels_tree(seed=seed, pods=pods, rows=rows, cols=cols, objective="lex")
+                    emit(run("growth", inst[0], OURS, args.limit))
             if "real" in parts:
                 for path in REAL:
                     inst = real_instance(path, seed)
@@ -228,17 +236,19 @@ def report(records: list[dict[str, Any]]) -> str:
                 )
     growth = [r for r in records if r["part"] == "growth"]
     if growth:
-        lines += ["", "## Growth with the cluster (job 128 x 8 = 1,024 nodes)", ""]
+        lines += ["", "## Growth with the cluster (1, 2, 4, 8 pods of 16 x 16 x 16)", ""]
         lines.append(
-            "| free nodes (mean) | runs | proven | time (median) | scores pod / group / rack |"
+            "| job | free nodes (mean) | runs | proven | time (median) | "
+            "scores pod / group / rack |"
         )
-        lines.append("|---|---|---|---|---|")
-        by: dict[int, list[dict[str, Any]]] = {}
+        lines.append("|---|---|---|---|---|---|")
+        by: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
         for r in growth:
-            by.setdefault(round(r["nodes_free"], -3), []).append(r)
-        for _, rows in sorted(by.items()):
+            by.setdefault((r["job_nodes"], r["job"], round(r["nodes_free"], -3)), []).append(r)
+        for (nodes, job, _), rows in sorted(by.items()):
             lines.append(
-                f"| {_mean([r['nodes_free'] for r in rows])} | {len(rows)} | "
+                f"| {job} ({nodes}) | "
+                f"{_mean([r['nodes_free'] for r in rows])} | {len(rows)} | "
                 f"{sum(r['status'] == 'optimal' for r in rows)} | "
                 f"{statistics.median(r['wall_s'] for r in rows):.3f} s | {_scores(rows)} |"
             )

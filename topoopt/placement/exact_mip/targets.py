@@ -572,6 +572,24 @@ class CountingBound:
         return bool(table[sa, sb] >= inst.n_nodes)
 
 
+def _gains(free: int, cols: int, rows: int, lams: np.ndarray) -> np.ndarray:
+    """``v(b, lambda) = max_{0 <= a <= rows} min(free, a b) - lambda a`` for ``b = 1 ..
+    cols`` (columns) and every ``lambda`` of ``lams`` (rows), ``-inf`` where it is not
+    positive (taking ``b = 0`` is then as good): the maximum is at ``a = floor(free / b)``
+    or ``ceil(free / b)`` (capped at ``rows``), see :class:`LagrangianCounting`.
+
+    Examples
+    --------
+    >>> _gains(5, 2, 4, np.array([0.0, 1.0, 2.0])).tolist()
+    [[4.0, 5.0], [-inf, 2.0], [-inf, -inf]]
+    """
+    b = np.arange(1, cols + 1)
+    best = np.zeros((len(lams), cols))
+    for a in (np.minimum(rows, free // b), np.minimum(rows, -(-free // b))):
+        best = np.maximum(best, np.minimum(free, a * b) - lams[:, None] * a)
+    return np.where(best > 0, best, -np.inf)
+
+
 def _window_max(values: np.ndarray, length: int) -> np.ndarray:
     """``out[i] = max(values[max(0, i - length + 1) : i + 1])`` along the first axis, by
     doubling windows (``O(log length)`` array operations).
@@ -589,6 +607,14 @@ def _window_max(values: np.ndarray, length: int) -> np.ndarray:
         np.maximum(out[step:], out[:-step], out=out[step:])
         span += step
     return out
+
+
+LAGRANGE_CACHE = 32
+"""Lagrangian tables kept per process (each ``(LAGRANGE_STEPS + 1) x (cols * min(rows, M) +
+1)`` values: 0.5 MB for a 64 x 16 job over 256 switches)."""
+
+_LAGRANGE_TABLES: dict[tuple[int, int, tuple[tuple[int, int], ...]], list[tuple[float, np.ndarray]]]
+_LAGRANGE_TABLES = {}
 
 
 class LagrangianCounting:
@@ -617,34 +643,48 @@ class LagrangianCounting:
     @cached_property
     def tables(self) -> list[tuple[float, np.ndarray]]:
         """See :meth:`_tables`; empty (every pair admitted) when ``expired()`` stops the
-        build, which then sets :attr:`interrupted`."""
-        return self._tables()
+        build, which then sets :attr:`interrupted`. Kept per process by the job's shape and
+        the multiset of free nodes (:data:`LAGRANGE_CACHE` of them, oldest dropped first):
+        the walk of ``placement/levels`` asks for the same switches from its counting floors,
+        ``exact-mip``'s decomposition and its second pass."""
+        inst = self.instance
+        key = (inst.rows, inst.cols, tuple(sorted(Counter(inst.capacities).items())))
+        known = _LAGRANGE_TABLES.get(key)
+        if known is not None:
+            return known
+        out = self._tables()
+        if not self.interrupted:
+            if len(_LAGRANGE_TABLES) >= LAGRANGE_CACHE:
+                del _LAGRANGE_TABLES[next(iter(_LAGRANGE_TABLES))]
+            _LAGRANGE_TABLES[key] = out
+        return out
 
     def _tables(self) -> list[tuple[float, np.ndarray]]:
-        """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``."""
+        """``(lambda, best)`` where ``best[s]`` is the knapsack value with ``sum_j b_j <= s``.
+
+        The knapsack depends on the minipods only through their free nodes: the gains
+        ``v(b, lambda)`` are computed once per distinct free-node count (a *capacity type*)
+        for every ``lambda`` at once, and each minipod of the type is one max-plus step of
+        all the multipliers' tables together (one array operation per ``b``)."""
         inst = self.instance
         rows, cols = inst.rows, inst.cols
         size = cols * min(rows, inst.n_minipods) + 1
-        caps = [f for f in inst.capacities if f > 0]
-        out = []
-        for step in range(LAGRANGE_STEPS + 1):
-            lam = cols * step / LAGRANGE_STEPS
-            table = np.full(size, -np.inf)
-            table[0] = 0.0
-            for n, f in enumerate(caps):
-                if n % 64 == 63 and self.expired():
-                    self.interrupted = True
-                    return []
+        lams = cols * np.arange(LAGRANGE_STEPS + 1) / LAGRANGE_STEPS
+        table = np.full((len(lams), size), -np.inf)
+        table[:, 0] = 0.0
+        for f, count in sorted(Counter(f for f in inst.capacities if f > 0).items()):
+            if self.expired():
+                self.interrupted = True
+                return []
+            gains = _gains(f, min(cols, size - 1), rows, lams)
+            for _ in range(count):
                 new = table.copy()
-                for b in range(1, cols + 1):
-                    gain = 0.0
-                    for a in {min(rows, f // b), min(rows, -(-f // b))}:
-                        gain = max(gain, min(f, a * b) - lam * a)
-                    if gain > 0:
-                        np.maximum(new[b:], table[: size - b] + gain, out=new[b:])
+                for b in range(1, gains.shape[1] + 1):
+                    shifted = table[:, : size - b] + gains[:, b - 1 : b]
+                    np.maximum(new[:, b:], shifted, out=new[:, b:])
                 table = new
-            out.append((lam, np.maximum.accumulate(table)))
-        return out
+        best = np.maximum.accumulate(table, axis=1)
+        return [(float(lam), best[i]) for i, lam in enumerate(lams)]
 
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
         """Whether every multiplier of the grid admits the pair (``False`` proves it
@@ -656,3 +696,33 @@ class LagrangianCounting:
             if lam * inst.rows * max_pp_use + best[s] < need:
                 return False
         return True
+
+
+def counting_floor(instance: PlacementInstance, below: float = np.inf) -> float:
+    """A lower bound on the optimum (eq. 2) in milliseconds: the least score of a target
+    pair that neither the closed forms (exact for ``A = 1`` or ``B = 1``) nor the
+    Lagrangian counting bound (:class:`LagrangianCounting`) refute, or the first pair's
+    score at or above ``below`` when every pair under it is refuted.
+
+    Examples
+    --------
+    >>> from topoopt.placement.instance import Minipod
+    >>> pods = tuple(Minipod(f"m{j}", f) for j, f in enumerate((5, 2, 2)))
+    >>> counting_floor(PlacementInstance("x", pods, dp=4, tp=8, pp=2, alpha=0.5))
+    1.5
+    """
+    build = Constructions(instance)
+    lagrangian = LagrangianCounting(instance)
+    for pair in iter_target_pairs(instance):
+        a, b = pair.max_dp_use, pair.max_pp_use
+        if round(pair.score, 12) >= round(below, 12):
+            return pair.score
+        if a == 1:
+            if build.whole_groups(instance.rows, instance.cols, b) is not None:
+                return pair.score
+        elif b == 1:
+            if build.whole_groups(instance.cols, instance.rows, a) is not None:
+                return pair.score
+        elif lagrangian.allows(a, b):
+            return pair.score
+    raise AssertionError("the pair (min(rows, M), min(cols, M)) is never refuted")

@@ -10,6 +10,7 @@ handed to the backend in the time left.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from topoopt.core.solver import SolveContext
@@ -26,6 +27,15 @@ def deadline(ctx: SolveContext, instance: PlacementInstance) -> Callable[[], boo
         return lambda: False
     reserve = WRAP_UP_S_PER_NODE * instance.n_nodes
     return lambda: ctx.time_left() <= reserve
+
+
+def seconds_left(ctx: SolveContext, instance: PlacementInstance) -> Callable[[], float]:
+    """A callable giving the seconds the solver may still spend (``inf`` without a time
+    limit), the wrap-up reserve of :func:`deadline` kept back."""
+    if ctx.time_limit is None:
+        return lambda: math.inf
+    reserve = WRAP_UP_S_PER_NODE * instance.n_nodes
+    return lambda: max(ctx.time_left() - reserve, 0.0)
 
 
 def cannot_build(

@@ -18,8 +18,17 @@ to the root without one — that can hold the whole job (``checkJobDomainFit``),
 level order (``reverseLevelOrder``: the lowest level first, each level in the sorted tree's
 breadth-first order). The first candidate is the job's node set. Inside it, with a
 preferred level, node ``x`` scores ``floor(10 (i + 1) / m)`` when its preferred-level domain
-is the ``i``-th of ``m`` in the sorted subtree (``calculateNodeScores``); nodes are taken by
-score, highest first.
+is the ``i``-th of the ``m`` preferred-level domains of the sorted tree (``calculateNodeScores``
+on the lowest common domain of the candidate nodes, ``lowestCommonDomainID``: the root when the
+free nodes span the top level); nodes are taken by score, highest first.
+
+The scores are *not* inverted by this port: ``sortTree`` orders children by the job's ratio
+descending (``cmp.Compare(jRatio, iRatio)``, although its comment says "ascending"), so domains
+that cannot hold the job (ratio > 1) come first and the domains with the most room last, and
+``calculateNodeScores`` gives the last the highest score. Upstream thus sends pods to the
+preferred-level domains with the most room relative to the job, which keeps a job inside one
+preferred domain when one can hold it, at the cost of bin-packing at that level (the test
+``TestCalculateNodeScores`` upstream fixes the same arithmetic).
 
 **How this port reads KAI.** One GPU pod per node, so a domain's free GPUs are its free
 nodes times the GPUs per node and the ratio is ``n / free``. KAI needs a required or
@@ -131,7 +140,9 @@ def kai_nodes(instance: PlacementInstance) -> list[tuple[str, int]] | None:
     chosen = candidates[0]
     nodes = list(chosen.nodes)
     if preferred is not None and chosen.level <= preferred:
-        domains = _level_domains(chosen, preferred)
+        # scored over every preferred-level domain of the tree (KAI scores the lowest common
+        # domain of the candidate nodes: all free nodes, the root here), not only the chosen's
+        domains = _level_domains(root, preferred)
         m = len(domains)
         score = {x: int(10 * (i + 1) / m) for i, d in enumerate(domains) for x, _ in d.nodes}
         nodes.sort(key=lambda x: -score[x[0]])  # stable: node order within a score

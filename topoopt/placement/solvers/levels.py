@@ -41,7 +41,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,7 +55,7 @@ from topoopt.placement.constraints import infeasible_reason, job_level, room, sl
 from topoopt.placement.instance import Leaf, LevelObjective, Minipod, PlacementInstance
 from topoopt.placement.levels import assign_leaves
 from topoopt.placement.solution import Placement, check
-from topoopt.placement.solvers._budget import deadline
+from topoopt.placement.solvers._budget import deadline, seconds_left
 from topoopt.placement.tree import (
     DIGITS,
     Tree,
@@ -66,6 +66,10 @@ from topoopt.placement.tree import (
     placement_from_leaves,
     scores_of_leaves,
 )
+
+if TYPE_CHECKING:
+    from topoopt.placement.split_blocks import Blocks, Frontier
+    from topoopt.placement.whole_side import WholeSide
 
 METHODS = ("auto", "walk", "mip")
 """Values of the option ``method``."""
@@ -80,6 +84,11 @@ SINGLE_SHARE = 0.3
 QUICK_S = 0.05
 """Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
 hold the job (see :meth:`_Planner.plan`)."""
+
+FLOOR_SWITCHES = 64
+"""The walk's cheap bound of a set of switches adds the counting floor of ``exact-mip``
+(closed forms and the Lagrangian counting bound, milliseconds) when the set has at most this
+many switches with free nodes (see :meth:`_Planner.counted`)."""
 
 CAP_SLACK = 1e-6
 """What a lex stage adds to the proven optimum of a level above when it caps it."""
@@ -423,6 +432,13 @@ class _Candidate:
     the vector whose weighted sum bounds the objective, not a bound per level)."""
 
 
+def _weighted(weights: Sequence[float], values: Sequence[float]) -> float:
+    """``sum_l w_l values_l`` over the levels of positive weight: a level of weight 0 does not
+    count even at the score ``inf`` of a class with no placement (``0 * inf`` is nan, which
+    compares as neither better nor worse)."""
+    return float(sum(w * v for w, v in zip(weights, values, strict=True) if w > 0))
+
+
 def _fewest(caps: Sequence[int], size: int) -> int:
     """The fewest of ``caps`` (largest first) that hold ``size`` (``len + 1`` if none)."""
     total = 0
@@ -442,7 +458,11 @@ class _Planner:
         self.n = instance.n_nodes
         self.children = [tree.children(lv) for lv in range(self.levels - 1)]
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
+        self.floors: dict[tuple[int, ...], float] = {}
+        self.sides: dict[tuple[tuple[int, ...], ...], tuple[WholeSide, Frontier]] = {}
+        self.blocks: dict[tuple[Any, ...], tuple[float, Blocks | None]] = {}
         self.out_of_time = deadline(ctx, instance)
+        self.seconds_left = seconds_left(ctx, instance)
         self.calls = 0
         self.pruned = 0
         self.expired = False
@@ -460,8 +480,7 @@ class _Planner:
     def key(self, scores: Sequence[float]) -> tuple[float, ...]:
         """The objective key of a vector of level scores."""
         if self.inst.objective.mode == "weighted":
-            w = self.inst.objective.weights
-            return (round(sum(a * b for a, b in zip(w, scores, strict=True)), DIGITS),)
+            return (round(_weighted(self.inst.objective.weights, scores), DIGITS),)
         return lex_key(scores)
 
     def proven(self, found: _Candidate) -> bool:
@@ -479,8 +498,7 @@ class _Planner:
     def scalar_bound(self, found: _Candidate) -> float:
         """The bound of the objective value (``S_0``, or the weighted sum)."""
         if self.inst.objective.mode == "weighted":
-            w = self.inst.objective.weights
-            return float(sum(a * b for a, b in zip(w, found.bounds, strict=True)))
+            return _weighted(self.inst.objective.weights, found.bounds)
         return found.bounds[0]
 
     def termination(self) -> TerminationReason:
@@ -698,13 +716,34 @@ class _Planner:
         :meth:`cheap` bound of each level below over the switches of that subtree."""
         out = [0.0] * level
         caps = self.tree.capacity[level]
-        out.append(self.cheap([int(caps[k]) for k in kids]))
+        out.append(self.counted([int(caps[k]) for k in kids]))
         current = kids
         for lv in range(level + 1, self.levels):
             current = [c for k in current for c in self.children[lv - 1][k]]
             below = [int(self.tree.capacity[lv][c]) for c in current]
-            out.append(max(out[-1], self.cheap([b for b in below if b > 0])))
+            out.append(max(out[-1], self.counted([b for b in below if b > 0])))
         return tuple(out)
+
+    def counted(self, caps: Sequence[int]) -> float:
+        """:meth:`cheap`, raised to the counting floor of ``placement/exact-mip``
+        (:func:`~topoopt.placement.exact_mip.targets.counting_floor`: closed forms and the
+        Lagrangian counting bound) over at most :data:`FLOOR_SWITCHES` switches. Both are
+        lower bounds on the single-level optimum over ``caps``, which depends on the
+        multiset of free nodes only: the floor is cached by it."""
+        bound = self.cheap(caps)
+        if len(caps) > FLOOR_SWITCHES or self.out_of_time():
+            return bound
+        key = tuple(sorted(caps))
+        floor = self.floors.get(key)
+        if floor is None:
+            from topoopt.placement.exact_mip.targets import counting_floor
+
+            inst = self.inst
+            pods = tuple(Minipod(f"s{i}", c) for i, c in enumerate(key))
+            level = PlacementInstance("floor", pods, inst.rows, 1, inst.cols, inst.alpha,
+                                      gpus_per_node=1)  # fmt: skip
+            floor = self.floors[key] = counting_floor(level)
+        return max(bound, floor)
 
     def _split_cheap(self, level: int, kids: list[int]) -> tuple[float, ...]:
         """Cheap bounds of spanning several of ``kids`` (both groups kinds at least 2
@@ -725,8 +764,7 @@ class _Planner:
             rest = sum(w[level:])
             if rest <= 0:
                 return None
-            total = sum(a * b for a, b in zip(w, incumbent.scores, strict=True))
-            return total / rest + 1e-9
+            return _weighted(w, incumbent.scores) / rest + 1e-9
         if any(round(x, DIGITS) > 0 for x in incumbent.scores[:level]):
             return None  # the incumbent spans switches higher up: any placement here beats it
         return incumbent.scores[level] + 1e-9
@@ -751,6 +789,9 @@ class _Planner:
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
         leaves = self.walk(level, grid, coarse)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
+        conditional, better = self.conditional(level, kids, single, scores)
+        if better is not None:
+            leaves, scores = better
         bounds = [0.0] * level + [single.bound]
         current = kids
         proving = True
@@ -760,6 +801,8 @@ class _Planner:
                 int(self.tree.capacity[lv][c]) for c in current if self.tree.capacity[lv][c] > 0
             )
             bound = max(bounds[-1], self.cheap(below))
+            if lv == level + 1:
+                bound = max(bound, conditional)
             if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
                 if not self.out_of_time():
                     if units is not None and lv <= units.level:
@@ -780,6 +823,74 @@ class _Planner:
         how = f"spans {len(set(grid.ravel().tolist()))} {name} switches (exact-mip"
         how += ", proven)" if single.proven else ", unproven)"
         return _Candidate(leaves, scores, tuple(bounds), how)
+
+    def conditional(
+        self, level: int, kids: list[int], single: _Single, scores: tuple[float, ...]
+    ) -> tuple[float, tuple[np.ndarray, tuple[float, ...]] | None]:
+        """For ``lex``, the bound of level ``level + 1`` among the placements whose split
+        ``level`` scores its proven optimum, where one side stays whole in the split's
+        switches (:func:`~topoopt.placement.whole_side.conditional_floor`), and a placement
+        of the class that beats ``scores`` with its leaves and scores (or ``None``). Bound 0
+        when it does not apply (``weighted``, constraints, no level below, split unproven)."""
+        last = level + 1
+        if (
+            self.inst.objective.mode == "weighted"
+            or self.inst.constraints
+            or last >= self.levels
+            or not single.proven
+            or round(scores[level], DIGITS) != round(single.bound, DIGITS)
+            or self.out_of_time()
+        ):
+            return 0.0, None
+        from topoopt.placement.split_blocks import Frontier, realise_blocks
+        from topoopt.placement.whole_side import WholeSide, conditional_floor
+
+        caps = self.tree.capacity[last]
+        children = [[c for c in self.children[level][k] if caps[c] > 0] for k in kids]
+        key = tuple(tuple(int(caps[c]) for c in cs) for cs in children)
+        if key not in self.sides:  # the second pass meets the same classes again
+            self.sides[key] = (
+                WholeSide([list(k) for k in key], self.inst.rows, self.inst.cols, self.inst.alpha),
+                Frontier(key),
+            )
+        whole, frontier = self.sides[key]
+        below = tuple(int(caps[c]) for cs in children for c in cs)
+        start = max(single.bound, self.cheap(below))
+        floor = conditional_floor(whole, single.bound, start, scores[last], self.seconds_left)
+        ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
+        offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
+        bound = 0.0 if floor is None else floor.bound
+        better = None
+        local = [] if floor is None or floor.grid is None else [floor.grid]
+        reach = scores[last] if floor is None else min(scores[last], floor.score)
+        if round(max(bound, start), DIGITS) < round(reach, DIGITS) and not self.out_of_time():
+            memo = (key, round(single.bound, DIGITS), round(max(bound, start), DIGITS))
+            known = self.blocks.get(memo)
+            if known is not None and (known[1] is not None or reach <= known[0]):
+                blocks = known[1]  # the second pass: the least the blocks reach is known
+            else:
+                blocks = realise_blocks(
+                    frontier,
+                    self.inst.rows,
+                    self.inst.cols,
+                    self.inst.alpha,
+                    single.bound,
+                    max(bound, start),
+                    reach,
+                    self.seconds_left,
+                    whole_sides=floor is None,
+                )
+                if not self.out_of_time():  # a search the clock stopped is not kept
+                    self.blocks[memo] = (reach, blocks)
+            if blocks is not None and round(blocks.score, DIGITS) < round(reach, DIGITS):
+                local.append(blocks.grid)
+        for found_grid in local:
+            grid = ids[offsets[found_grid[..., 0]] + found_grid[..., 1]]
+            leaves = self.walk(last, grid)
+            found = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
+            if self.key(found) < self.key(better[1] if better is not None else scores):
+                better = (leaves, found)
+        return bound, better
 
     def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
         """From the switches of ``level`` of every cell (of every coarse cell when

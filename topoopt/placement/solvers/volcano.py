@@ -1,7 +1,8 @@
 """Volcano's network-topology-aware scheduling (HyperNode tiers) as a placement baseline.
 
 Upstream: volcano-sh/volcano (commit ed72c7c81 read for this port):
-``pkg/scheduler/actions/allocate/allocate.go`` ``allocateForJob`` and
+``pkg/scheduler/actions/allocate/allocate.go`` (``allocateResources``, ``allocateForJob``,
+``allocateResourcesForTasks``, ``getNewAllocatedHyperNode``) and
 ``pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go``
 (``hyperNodeGradientFn``, ``isEligibleHyperNode``, ``HyperNodeOrderFn`` /
 ``getSubJobHyperNodeBinPackingScore``, ``batchNodeOrderFnForNetworkAwarePods`` /
@@ -17,6 +18,14 @@ inside it every task goes to the node whose tier-1 HyperNode has the lowest comm
 with the job's HyperNode so far (``networkTopologyAwareScore``: full score in the same
 HyperNode, ``(maxTier - tier) / (maxTier - minTier)`` otherwise), ties broken by the tasks
 the job already has in that HyperNode (``scoreWithTaskNum``).
+
+A job in *soft* mode (``networkTopology.mode: soft``; here: the instance has a
+``preferred_level``) has no tier search: ``allocateResources`` sends a job without hard
+topology to ``allocateResourcesForTasks`` over ``ClusterTopHyperNode``, so its tasks go one by
+one on the node whose tier-1 HyperNode has the lowest common ancestor with the job's so far
+(``getNewAllocatedHyperNode``), as inside a HyperNode in hard mode, from the first free node
+in node order. Volcano's soft mode has no level of its own: the preferred level only selects
+the mode.
 
 **How this port reads Volcano.** HyperNodes: tier 1 is the instance's leaves, tier ``t`` the
 level ``L - t``, and a root HyperNode of tier ``L + 1`` holds the minipods (the cluster's top
@@ -66,6 +75,8 @@ def volcano_nodes(instance: PlacementInstance, tree: Tree) -> list[tuple[str, in
     for lv in range(levels):
         for s, cap in enumerate(tree.capacity[lv].tolist()):
             idle[levels - lv, s] = int(cap)
+    if c.preferred_level is not None:  # soft mode: one gradient, the root HyperNode
+        return _inside((levels + 1, 0), free_nodes, up, n, levels)
     for tier in range(1, highest + 1):  # the gradients, lowest tier first
         eligible = sorted(h for h, free in idle.items() if h[0] == tier and free >= n)
         if not eligible:
@@ -152,11 +163,12 @@ class VolcanoSolver(Solver):
 
     @classmethod
     def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
-        """Only a required level (``highestTierAllowed``) is a Volcano request."""
+        """Volcano's requests are a required level (hard mode, ``highestTierAllowed``) or a
+        preferred one (soft mode)."""
         c = instance.constraints
-        if any(getattr(c, k) is not None for k in ("preferred_level", "slice_size", "segment",
-                                                    "max_switches", "block")):  # fmt: skip
-            return "Volcano's hard mode honours only a required level (highestTierAllowed)"
+        if any(getattr(c, k) is not None for k in ("slice_size", "segment", "max_switches",
+                                                    "block")):  # fmt: skip
+            return "Volcano honours only a required level (hard mode) or a preferred one (soft)"
         return None
 
     def _solve(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:

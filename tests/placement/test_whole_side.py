@@ -1,0 +1,123 @@
+"""The level below a split level with one side whole in the split's switches
+(:mod:`topoopt.placement.whole_side`) against the oracle of the whole tree."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import topoopt
+from topoopt.core.status import SolutionStatus
+from topoopt.placement import PlacementInstance
+from topoopt.placement.generate import tree_instance
+from topoopt.placement.whole_side import WholeSide, conditional_floor
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def one_pod(draw: st.DrawFn) -> PlacementInstance:
+    """One pod of 2-3 groups of 1-3 racks (0-4 free nodes), a job of 2-8 cells that no
+    group holds (it spans groups)."""
+    groups = draw(
+        st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=3), min_size=2, max_size=3)
+    )
+    rows = draw(st.integers(1, 4))
+    cols = draw(st.integers(1, 8 // rows))
+    cells = rows * cols
+    assume(cells >= 2)
+    for racks in groups:  # no group holds the job ...
+        while sum(racks) >= cells:
+            racks[racks.index(max(racks))] -= 1
+    short = cells - sum(map(sum, groups))
+    for racks in groups:  # ... and together they do (a rack added where there is room)
+        add = min(max(short, 0), cells - 1 - sum(racks))
+        if add > 0:
+            racks.append(add)
+            short -= add
+    alpha = draw(st.sampled_from([0.3, 0.5, 0.7]))
+    return tree_instance("w", [groups], rows=rows, cols=cols, alpha=alpha)
+
+
+def _children(instance: PlacementInstance) -> list[list[int]]:
+    racks: dict[str, list[int]] = {}
+    for leaf in instance.minipods[0].leaves:
+        racks.setdefault(leaf.path[0], []).append(len(leaf.nodes))
+    return list(racks.values())
+
+
+def _spreads(grid: np.ndarray) -> tuple[int, int, int, int]:
+    """Most groups and racks per column and per row of a ``(rows, cols, 2)`` grid."""
+    rows, cols, _ = grid.shape
+    col = [{tuple(grid[r, c]) for r in range(rows)} for c in range(cols)]
+    row = [{tuple(grid[r, c]) for c in range(cols)} for r in range(rows)]
+    return (
+        max(len({g for g, _ in s}) for s in col),
+        max(len({g for g, _ in s}) for s in row),
+        max(map(len, col)),
+        max(map(len, row)),
+    )
+
+
+def _d(k: int) -> int:
+    return k if k >= 2 else 0
+
+
+@SETTINGS
+@given(one_pod())
+def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
+    instance: PlacementInstance,
+) -> None:
+    """Given the group level at its lex optimum, the floor never exceeds the oracle's rack
+    score; a placement it returns fits the free nodes, keeps the group score optimal and
+    scores what it says at the rack level."""
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    upper, best = oracle.metrics["level1_score"], oracle.metrics["leaf_score"]
+    children = _children(instance)
+    whole = WholeSide(children, instance.rows, instance.cols, instance.alpha)
+    floor = conditional_floor(whole, upper, 0.0, math.inf)
+    if floor is None:
+        return
+    assert floor.bound <= best + 1e-9
+    if floor.grid is not None:
+        used = np.zeros((len(children), max(map(len, children))), dtype=int)
+        for g, k in floor.grid.reshape(-1, 2):
+            used[g, k] += 1
+        free = [[c for c in kids if c > 0] for kids in children]
+        assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
+        a1, b1, a2, b2 = _spreads(floor.grid)
+        alpha = instance.alpha
+        assert alpha * _d(a1) + (1 - alpha) * _d(b1) == pytest.approx(upper)
+        assert alpha * _d(a2) + (1 - alpha) * _d(b2) <= floor.score + 1e-9
+        assert floor.score >= best - 1e-9
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=one_pod())
+def test_walk_with_the_conditional_floor_equals_the_oracle_when_proven(
+    backend: str, instance: PlacementInstance
+) -> None:
+    """The walk (which uses the floor and its placements) is never better than the oracle,
+    its rack bound never above it, and a proof is the oracle's optimum."""
+    oracle = topoopt.solve(instance, "placement/enumerate")
+    truth = [oracle.metrics[k] for k in ("minipod_score", "level1_score", "leaf_score")]
+    result = topoopt.solve(instance, "placement/levels", method="walk", backend=backend)
+    mine = [result.metrics[k] for k in ("minipod_score", "level1_score", "leaf_score")]
+    assert [round(x, 9) for x in mine] >= [round(x, 9) for x in truth]
+    if result.status is SolutionStatus.OPTIMAL:
+        assert mine == pytest.approx(truth)
+    if mine[:2] == pytest.approx(truth[:2]):
+        assert result.metrics["leaf_bound"] <= truth[2] + 1e-9
+
+
+def test_two_groups_columns_whole_realises_the_bound() -> None:
+    """Two groups of racks 3, 2 and 3, 1; a 3 x 2 job spans both (group score 1.0). With a
+    column whole on each rack of 3, every row touches 2 racks: floor and placement 1.0."""
+    whole = WholeSide([[3, 2], [3, 1]], 3, 2, 0.5)
+    floor = conditional_floor(whole, 1.0, 0.0, math.inf)
+    assert floor is not None and floor.bound == 1.0 and floor.score == 1.0

@@ -1,0 +1,310 @@
+"""The level below a proven split level when one side stays whole in the split's switches.
+
+For the ``lex`` objective, the bound of level ``l + 1`` needs to hold only for the placements
+whose level ``l`` (the walk's split level, proven optimal at ``S*``) scores ``S*`` (Arnold
+eq. 2 at level ``l``). Such a placement's level-``l`` spreads ``(A1, B1)`` (most switches of
+level ``l`` per column, per row) score ``S*``. When ``A1 = 1`` every column lies whole in one
+switch ``g`` of level ``l``; exactly ``G = B1`` switches are used, switch ``g`` holding
+``m_g >= 1`` whole columns (``sum m_g = cols``), and every row touches all ``G`` of them.
+``B1 = 1`` is the same with rows and columns swapped.
+
+**Counting per switch** (:func:`conditional_floor`). Take such a placement whose level-``l + 1``
+spreads are at most ``(A2, B2)``. Let child ``j`` of switch ``g`` be touched by ``a_j`` rows
+and ``b_j`` columns: it holds at most ``min(f_j, a_j b_j)`` cells (Arnold eq. 1, one cell per
+node). The columns touching ``j`` are among the ``m_g`` of ``g``, each touching at most
+``A2`` children, all inside ``g``: ``sum_{j in g} b_j <= m_g A2``, and the children of ``g``
+hold its ``rows * m_g`` cells. With ``T_g[sa, sb]`` the counting table of ``g``'s children
+(:class:`~topoopt.placement.exact_mip.targets.CountingBound`: the most cells with
+``sum a <= sa``, ``sum b <= sb``, ``a_j <= rows``, ``b_j <= m_g``), the rows' incidences inside
+``g`` are at least ``h_g(m_g) = min { sa : T_g[sa, m_g A2] >= rows m_g }``, and over all
+switches they are at most ``rows * B2`` (each row touches at most ``B2`` children). So
+
+    some G switches and m_g >= 1 with sum m_g = cols have  sum_g h_g(m_g) <= rows * B2
+
+is necessary; a dynamic programme over the switches decides it. Walking the pairs ``(A2, B2)``
+in increasing score (:func:`~topoopt.placement.exact_mip.targets.iter_target_pairs`), the
+first pair that every pair ``(A1, B1)`` of score ``S*`` admits is a lower bound on ``S_(l+1)``
+among the placements with ``S_l = S*``. A pair ``(A1, B1)`` with no 1 that the Lagrangian
+counting bound at level ``l`` does not refute admits every pair (no conditional bound).
+
+**Construction** (:func:`realise`). The programme's switches and column counts, each switch's
+sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions with
+``(A2, b_g)``, the least ``b_g`` each: a row touches ``sum_g b_g`` children, a column at most
+``A2``, and the level-``l`` spreads are ``(1, G)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from topoopt.placement.exact_mip.targets import (
+    Constructions,
+    CountingBound,
+    LagrangianCounting,
+    iter_target_pairs,
+)
+from topoopt.placement.instance import Minipod, PlacementInstance
+from topoopt.placement.solution import Placement
+from topoopt.placement.tree import DIGITS, d
+
+Grid = np.ndarray
+"""``(rows, cols, 2)``: per cell the index of its switch of level ``l`` among those given and
+of its child among that switch's children (both local)."""
+
+
+def _level(caps: Sequence[int], rows: int, cols: int, alpha: float) -> PlacementInstance:
+    """A single-level instance over switches of free nodes ``caps`` (one node per cell)."""
+    pods = tuple(Minipod(f"s{i}", int(c)) for i, c in enumerate(caps))
+    return PlacementInstance("level", pods, rows, 1, cols, alpha, gpus_per_node=1)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """The placements of one orientation: columns whole in the switches (``swap`` false),
+    or rows (``swap`` true: rows and columns exchanged throughout)."""
+
+    switches: int
+    swap: bool
+
+
+class WholeSide:
+    """The counting tables of the switches of one split level, cached per orientation.
+
+    Parameters
+    ----------
+    children
+        Free nodes of the children of each switch of level ``l`` (the split's switches).
+    rows, cols, alpha
+        The job and Arnold's alpha (eq. 2).
+    """
+
+    def __init__(
+        self, children: Sequence[Sequence[int]], rows: int, cols: int, alpha: float
+    ) -> None:
+        self.children = [[int(f) for f in kids if f > 0] for kids in children]
+        self.rows, self.cols, self.alpha = rows, cols, alpha
+        self._tables: dict[bool, list[tuple[int, np.ndarray | None]]] = {}
+        self._least: dict[tuple[bool, int, int], tuple[float, list[int]]] = {}
+
+    def _dims(self, swap: bool) -> tuple[int, int]:
+        """``(length, count)`` of the whole side: cells per group and groups."""
+        return (self.cols, self.rows) if swap else (self.rows, self.cols)
+
+    def tables(self, swap: bool) -> list[tuple[int, np.ndarray | None]]:
+        """Per switch the most whole groups it holds and its counting table (``None`` when
+        over the limits of :class:`CountingBound`), indexed ``[whole side, other side]``."""
+        if swap not in self._tables:
+            length, count = self._dims(swap)
+            out: list[tuple[int, np.ndarray | None]] = []
+            for kids in self.children:
+                most = min(count, sum(kids) // length)
+                if most == 0:
+                    out.append((0, None))
+                    continue
+                # the job's orientation (b_j runs over the job's columns, the short loop),
+                # then indexed [other side's incidences, whole side's]
+                sub = _level(kids, most, length, 0.5) if swap else _level(kids, length, most, 0.5)
+                table = CountingBound(sub).full()
+                out.append((most, table.T if table is not None and swap else table))
+            self._tables[swap] = out
+        return self._tables[swap]
+
+    def least(self, swap: bool, whole: int, used: int) -> tuple[float, list[int]]:
+        """The least ``sum_g h_g(m_g)`` over ``used`` switches and whole groups
+        ``m_g >= 1`` summing to the whole side's count, each group on at most ``whole``
+        children, and the ``m_g`` per switch (0 when unused) attaining it (cached: the
+        pairs of one ``whole`` share it)."""
+        key = (swap, whole, used)
+        if key not in self._least:
+            self._least[key] = self._programme(swap, whole, used)
+        return self._least[key]
+
+    def _programme(self, swap: bool, whole: int, used: int) -> tuple[float, list[int]]:
+        """The dynamic programme of :meth:`least` over the switches."""
+        length, count = self._dims(swap)
+        tabs = self.tables(swap)
+        dp = np.full((used + 1, count + 1), math.inf)
+        dp[0, 0] = 0.0
+        history = []
+        for most, table in tabs:
+            new = dp.copy()
+            choice = np.zeros(dp.shape, dtype=np.int64)
+            for m in range(1, most + 1):
+                h = self._incidences(table, m, length, whole)
+                if not math.isfinite(h):
+                    continue
+                cand = dp[:-1, : count + 1 - m] + h
+                better = cand < new[1:, m:]
+                new[1:, m:][better] = cand[better]
+                choice[1:, m:][better] = m
+            history.append(choice)
+            dp = new
+        total = float(dp[used, count])
+        split = [0] * len(tabs)
+        if math.isfinite(total):
+            k, s = used, count
+            for g in range(len(tabs) - 1, -1, -1):
+                m = int(history[g][k, s])
+                split[g] = m
+                if m:
+                    k, s = k - 1, s - m
+        return total, split
+
+    @staticmethod
+    def _incidences(table: np.ndarray | None, m: int, length: int, whole: int) -> float:
+        """``h_g(m)``: the fewest incidences of the other side with ``g``'s children when
+        ``g`` holds ``m`` whole groups of ``length`` cells, each on at most ``whole``
+        children (0 without a table: the relaxation without it)."""
+        if table is None:
+            return 0.0
+        column = table[:, min(m * whole, table.shape[1] - 1)]
+        at = int(np.searchsorted(column, length * m - 1e-6))
+        return float(at) if at < len(column) else math.inf
+
+    def sides(self, upper: float) -> list[_Side] | None:
+        """The orientations of the level-``l`` pairs scoring ``upper``; ``None`` when one of
+        them has no 1 and is not refuted by the Lagrangian counting bound (then no
+        conditional bound)."""
+        n = len(self.children)
+        rows, cols, alpha = self.rows, self.cols, self.alpha
+        out = []
+        lagrangian = None
+        for a in range(1, min(rows, n) + 1):
+            for b in range(1, min(cols, n) + 1):
+                if round(alpha * d(a) + (1 - alpha) * d(b), DIGITS) != round(upper, DIGITS):
+                    continue
+                if a == 1:
+                    out.append(_Side(b, False))
+                elif b == 1:
+                    out.append(_Side(a, True))
+                else:
+                    if lagrangian is None:
+                        caps = [sum(kids) for kids in self.children]
+                        lagrangian = LagrangianCounting(_level(caps, rows, cols, alpha))
+                    if lagrangian.allows(a, b):
+                        return None
+        return out
+
+    def admits(self, side: _Side, max_dp_use: int, max_pp_use: int) -> tuple[bool, list[int]]:
+        """Whether the counting per switch admits the level-``l + 1`` pair in this
+        orientation, and the switches' whole-group counts of the programme."""
+        whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
+        length, _ = self._dims(side.swap)
+        total, split = self.least(side.swap, whole, side.switches)
+        # the other side's groups: `length` of them, each touching at most `other` children
+        return total <= length * other + 1e-9, split
+
+
+@dataclass(frozen=True)
+class Floor:
+    """What :func:`conditional_floor` found: the bound, and a placement realising it or a
+    later pair (``None`` when none was realised)."""
+
+    bound: float
+    grid: Grid | None
+    score: float
+
+
+def conditional_floor(
+    whole: WholeSide,
+    upper: float,
+    start: float,
+    below: float,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Floor | None:
+    """A lower bound on level ``l + 1``'s score (eq. 2) among the placements whose level
+    ``l`` scores ``upper``, at least ``start``, and capped at ``below`` (a bound reaching it
+    is enough to cut or prove); ``None`` when no conditional bound applies. On the way, the
+    admitted pairs below ``below`` are tried by :func:`realise` until one is realised.
+
+    ``seconds()`` is the time left (checked before every pair and every construction); the
+    pairs are refuted in order of score, so when the time is up at a pair before any pair
+    was admitted, that pair's score is still a bound (every pair below it is refuted)."""
+    if seconds() <= 0:
+        return None
+    sides = whole.sides(upper)
+    if sides is None:
+        return None
+    n_children = sum(len(kids) for kids in whole.children)
+    fake = _level([whole.rows * whole.cols] * n_children, whole.rows, whole.cols, whole.alpha)
+    bound = None
+    for pair in iter_target_pairs(fake):
+        if round(pair.score, DIGITS) < round(start, DIGITS):
+            continue
+        if round(pair.score, DIGITS) >= round(below, DIGITS):
+            break
+        if seconds() <= 0:
+            return Floor(pair.score if bound is None else bound, None, math.inf)
+        a, b = pair.max_dp_use, pair.max_pp_use
+        for side in sides:
+            ok, split = whole.admits(side, a, b)
+            if not ok:
+                continue
+            if bound is None:
+                bound = pair.score
+            grid = realise(whole, side, split, a, b, seconds)
+            if grid is not None:
+                return Floor(bound, grid, pair.score)
+    return Floor(below if bound is None else bound, None, math.inf)
+
+
+def realise(
+    whole: WholeSide,
+    side: _Side,
+    split: list[int],
+    a: int,
+    b: int,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Grid | None:
+    """A placement with level-``l + 1`` spreads at most ``(a, b)`` in which switch ``g`` holds
+    ``split[g]`` whole groups of the whole side: each switch's sub-job on its children by
+    the constructions of ``exact-mip`` with the least target on the other side; ``None``
+    when their sum exceeds that side's target or ``seconds()`` (the time left) runs out."""
+    length, _ = whole._dims(side.swap)
+    w_target, o_target = (b, a) if side.swap else (a, b)
+    pieces = []
+    spent = 0
+    for g, m in enumerate(split):
+        if m == 0:
+            continue
+        kids = whole.children[g]
+        sub = _level(kids, m, length, 0.5) if side.swap else _level(kids, length, m, 0.5)
+        found = None
+        for t in range(1, o_target - spent + 1):
+            if seconds() <= 0:
+                return None
+            a_t, b_t = (t, w_target) if side.swap else (w_target, t)
+            found = _construct(sub, a_t, b_t)
+            if found is not None:
+                spent += t
+                break
+        if found is None:
+            return None
+        matrix = np.asarray(found.matrix, dtype=np.int64)
+        pieces.append((g, matrix.T if side.swap else matrix))
+    total = sum(matrix.shape[1] for _, matrix in pieces)  # the whole groups, as columns
+    grid = np.zeros((length, total, 2), dtype=np.int64)
+    at = 0
+    for g, matrix in pieces:
+        width = matrix.shape[1]
+        grid[:, at : at + width, 0] = g
+        grid[:, at : at + width, 1] = matrix
+        at += width
+    return grid.transpose(1, 0, 2) if side.swap else grid
+
+
+def _construct(sub: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:
+    """A placement of ``sub`` realising ``(A, B)`` by ``exact-mip``'s constructions (exact
+    for a 1, else block designs and guillotine cuts; the one-sided packing programme of
+    :class:`~topoopt.placement.exact_mip.sides.Sides` is left out: on the benchmark's
+    256-node jobs it took 1-5 s and realised no better pair), or ``None``."""
+    build = Constructions(sub)
+    if max_dp_use == 1:
+        return build.monochrome_columns(max_pp_use)
+    if max_pp_use == 1:
+        return build.monochrome_rows(max_dp_use)
+    return build.block_design(max_dp_use, max_pp_use) or build.guillotine(max_dp_use, max_pp_use)
