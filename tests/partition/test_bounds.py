@@ -1,6 +1,7 @@
-"""The lower bounds of issue #29 (:mod:`topoopt.partition.bounds`): never above the oracle's
-optimum, on the generator's small instances and on mixed-size, tight ones; ``partition/bound``
-certifies greedy-lowcut's cut; the MIP with its bounds still equals the oracle (test_core)."""
+"""The lower bounds of issue #29 (:mod:`topoopt.partition.bounds`, :mod:`topoopt.partition.colgen`):
+never above the oracle's optimum, on the generator's small instances and on mixed-size, tight
+ones; ``partition/bound`` certifies greedy-lowcut's cut; the MIP with its bounds (and with the
+column generation) still equals the oracle on HiGHS and SCIP."""
 
 from __future__ import annotations
 
@@ -147,7 +148,7 @@ def test_bound_names_its_method() -> None:
     assert evaluate(inst, assignment) == pytest.approx(0.6)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(inst=st.one_of(seeded_small(), packing_instances()), warm=st.booleans())
 def test_column_generation_bound_is_at_most_the_optimum(
     inst: PartitionInstance, warm: bool
@@ -164,40 +165,8 @@ def test_column_generation_bound_is_at_most_the_optimum(
         assert found.value <= optimum + TOL * max(1.0, optimum), (found, optimum)
 
 
-@settings(max_examples=10, deadline=None)
-@given(inst=seeded_small(), weight=st.floats(0.0, 3.0), data=st.data())
-def test_pricing_pieces_against_brute_force(
-    inst: PartitionInstance, weight: float, data: st.DataObject
-) -> None:
-    """``min_cut`` minimises ``w δ(S) − p(S)`` (up to its rounding) and the exact pricing's
-    bound is at most the least value over the cardinality range; ``local_search`` stays in
-    it."""
-    problem = colgen.Problem.of(inst)
-    nv = inst.n_vertices
-    prize = np.array(data.draw(st.lists(st.floats(-5, 5), min_size=nv, max_size=nv)))
-    group = data.draw(st.integers(0, len(problem.cost) - 1))
-    low, high = int(problem.low[group]), int(problem.high[group])
-    masks = ((np.arange(2**nv)[:, None] >> np.arange(nv)) & 1).astype(bool)
-    values = np.array([weight * problem.boundary(m) - prize[m].sum() for m in masks])
-    sizes = masks.astype(int) @ problem.gpus
-    scale = 1e-6 * (1 + np.abs(prize).sum() + weight * problem.traffic.sum())
-    cut = colgen.min_cut(problem, weight, prize)
-    assert weight * problem.boundary(cut) - prize[cut].sum() <= values.min() + scale
-    inside = (sizes >= low) & (sizes <= high)
-    if inside.any():
-        priced = np.array(
-            [problem.cost[group] * problem.boundary(m) - prize[m].sum() for m in masks]
-        )
-        least = priced[inside].min()
-        bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
-        assert bound <= least + 1e-6 * (1 + abs(least))
-        assert found is not None and low <= problem.gpus[found].sum() <= high
-        moved = colgen.local_search(problem, weight, prize, cut, low, high)
-        assert moved is None or low <= problem.gpus[moved].sum() <= high
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_mip_with_column_generation_equals_oracle(backend: str, seed: int) -> None:
     inst = small(seed=seed, count=1)[0]

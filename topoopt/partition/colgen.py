@@ -31,11 +31,14 @@ certified at every iteration, not only at convergence (Farley's bound). ``max_π
 master LP's optimum.
 
 Pricing ``min c δ(S) − p(S)`` under the cardinality range is NP-hard (a capacitated two-way
-cut); it is solved heuristically first (parametric min cut, :func:`min_cut`, over a multiplier
-of ``g(S)``, repaired into the range and improved by single moves, :func:`local_search`) and
-exactly (:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, warm started)
-when the heuristics find no improving column, which is when ``L`` is evaluated. The duals are
-smoothed (Wentges: pricing at ``α π_best + (1 − α) π_master``).
+cut). Every round prices every group heuristically (parametric min cut, :func:`min_cut`, over
+a multiplier of ``g(S)``, repaired into the range and improved by single moves,
+:func:`local_search`), then exactly (:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on
+``g · x``, warm started from the best heuristic set, within a share of the time), whose dual
+bounds give ``L``. The duals are smoothed (Wentges: pricing at
+``α π_best + (1 − α) π_master``, :data:`SMOOTHING`). SpiderFlow §4.2 (eq. 9) states the cut;
+``docs/partition.md`` (B4) the proof and the measurements: the bound is tight on small
+instances but does not converge at the Table 2 sizes within minutes, so it is opt-in.
 """
 
 from __future__ import annotations
@@ -146,7 +149,10 @@ def min_cut(problem: Problem, weight: float, prize: np.ndarray) -> np.ndarray:
     caps = np.concatenate(
         [weight * problem.traffic, weight * problem.traffic, prize[gain], -prize[loss]]
     )
-    scale = FLOW_SCALE / max(caps.sum(), 1e-12)
+    total = float(caps.sum())
+    if not total > 1e-12:  # nothing to gain or lose: the empty set
+        return np.zeros(nv, dtype=bool)
+    scale = FLOW_SCALE / total  # every capacity then fits an int32
     graph = sp.csr_matrix(
         (np.maximum(np.rint(caps * scale), 0).astype(np.int32), (rows, cols)),
         shape=(nv + 2, nv + 2),
