@@ -138,11 +138,10 @@ MAX_SEED = 2_147_483_647
 """Seeds are reduced modulo this (the backends take a C ``int``)."""
 
 
-@functools.cache
-def _highs_option_checker() -> Any:
-    """One ``highspy.Highs`` per process for checking option names and values, made with the
-    process's standard output closed: HiGHS prints its banner to it when constructed, which
-    would corrupt ``topoopt solve --json``."""
+def quiet_highs() -> Any:
+    """A new ``highspy.Highs`` with its output off, made with the process's standard output
+    closed: HiGHS prints its banner to it when the first one is constructed, which would
+    corrupt ``topoopt solve --json``."""
     import highspy
 
     sys.stdout.flush()
@@ -156,6 +155,12 @@ def _highs_option_checker() -> Any:
         os.close(saved)
         os.close(devnull)
     return highs
+
+
+@functools.cache
+def _highs_option_checker() -> Any:
+    """One quiet ``highspy.Highs`` per process for checking option names and values."""
+    return quiet_highs()
 
 
 def _highs_option_errors(options: Mapping[str, Any]) -> list[str]:

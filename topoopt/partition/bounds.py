@@ -55,6 +55,7 @@ from functools import reduce
 
 import numpy as np
 
+from topoopt.core.backends import quiet_highs
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
 
@@ -292,8 +293,7 @@ def spreading_level(instance: PartitionInstance, capacity: float) -> float:
     m = len(traffic)
     d0, z0 = m, m + n * n
     cols = m + 2 * n * n
-    highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
+    highs = quiet_highs()
     highs.setOptionValue("solver", "ipm")
     highs.setOptionValue("threads", 1)
     upper = np.ones(cols)

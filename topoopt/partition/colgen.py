@@ -52,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
+from topoopt.core.backends import quiet_highs
 from topoopt.partition.bounds import Bound, hierarchy
 from topoopt.partition.instance import PartitionInstance
 
@@ -242,8 +243,7 @@ def price_exactly(
 
     nv, m = len(prize), len(problem.traffic)
     weight = float(problem.cost[group])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.setOptionValue("threads", 1)
     h.setOptionValue("time_limit", max(limit, 0.01))
     h.setOptionValue("mip_rel_gap", 0.0)
@@ -305,8 +305,7 @@ class Master:
         self.nv = nv
         self.groups = len(problem.cost)
         self.rows = {m: i for i, m in enumerate(problem.internal)}
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        self.h = quiet_highs()
         self.h.setOptionValue("threads", 1)
         root = self.groups
         nest = len(problem.internal) * nv

@@ -10,32 +10,19 @@ from __future__ import annotations
 
 import functools
 import math
-import os
-import sys
 from typing import Any, Literal
+
+from topoopt.core.backends import quiet_highs
 
 Status = Literal["feasible", "infeasible", "unknown"]
 
 
 @functools.cache
 def _highs() -> Any:
-    """One ``highspy.Highs`` per process, made with the standard output closed (HiGHS prints
-    its banner when constructed, which would corrupt ``topoopt solve --json``)."""
-    import highspy
-
-    sys.stdout.flush()
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        highs = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-    highs.setOptionValue("output_flag", False)
-    # no "threads" option: HiGHS refuses to run when it differs from the thread scheduler
-    # another Highs object of the process started
-    return highs
+    """One quiet ``highspy.Highs`` per process (:func:`~topoopt.core.backends.quiet_highs`).
+    No "threads" option: HiGHS refuses to run when it differs from the thread scheduler
+    another Highs object of the process started."""
+    return quiet_highs()
 
 
 class SparseMilp:
