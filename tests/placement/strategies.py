@@ -243,3 +243,16 @@ def constrained_tree_instances(draw: st.DrawFn, **options: object) -> PlacementI
     if "switches" in kinds:
         given["max_switches"] = draw(st.integers(1, 4))
     return dataclasses.replace(instance, constraints=given)
+
+
+def group_and_rack_spreads(grid: np.ndarray) -> tuple[int, int, int, int]:
+    """Most groups and racks per column and per row of a ``(rows, cols, 2)`` grid."""
+    rows, cols, _ = grid.shape
+    col = [{tuple(grid[r, c]) for r in range(rows)} for c in range(cols)]
+    row = [{tuple(grid[r, c]) for c in range(cols)} for r in range(rows)]
+    return (
+        max(len({g for g, _ in s}) for s in col),
+        max(len({g for g, _ in s}) for s in row),
+        max(map(len, col)),
+        max(map(len, row)),
+    )

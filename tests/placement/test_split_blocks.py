@@ -21,6 +21,8 @@ from topoopt.placement.split_blocks import (
     realise_blocks,
 )
 
+from .strategies import group_and_rack_spreads
+
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -53,19 +55,6 @@ def _d(k: int) -> int:
     return k if k >= 2 else 0
 
 
-def _spreads(grid: np.ndarray) -> tuple[int, int, int, int]:
-    """Most groups and racks per column and per row of a ``(rows, cols, 2)`` grid."""
-    rows, cols, _ = grid.shape
-    col = [{tuple(grid[r, c]) for r in range(rows)} for c in range(cols)]
-    row = [{tuple(grid[r, c]) for c in range(cols)} for r in range(rows)]
-    return (
-        max(len({g for g, _ in s}) for s in col),
-        max(len({g for g, _ in s}) for s in row),
-        max(map(len, col)),
-        max(map(len, row)),
-    )
-
-
 @SETTINGS
 @given(spanning())
 def test_blocks_fit_keep_the_split_optimum_and_score_what_they_claim(
@@ -87,7 +76,7 @@ def test_blocks_fit_keep_the_split_optimum_and_score_what_they_claim(
     for g, k in found.grid.reshape(-1, 2):
         used[g, k] += 1
     assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
-    a1, b1, a2, b2 = _spreads(found.grid)
+    a1, b1, a2, b2 = group_and_rack_spreads(found.grid)
     alpha = instance.alpha
     assert alpha * _d(a1) + (1 - alpha) * _d(b1) == pytest.approx(upper)
     assert a2 <= found.max_dp_use and b2 <= found.max_pp_use

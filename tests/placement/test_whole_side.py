@@ -16,6 +16,8 @@ from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import tree_instance
 from topoopt.placement.whole_side import WholeSide, conditional_floor
 
+from .strategies import group_and_rack_spreads
+
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -50,19 +52,6 @@ def _children(instance: PlacementInstance) -> list[list[int]]:
     return list(racks.values())
 
 
-def _spreads(grid: np.ndarray) -> tuple[int, int, int, int]:
-    """Most groups and racks per column and per row of a ``(rows, cols, 2)`` grid."""
-    rows, cols, _ = grid.shape
-    col = [{tuple(grid[r, c]) for r in range(rows)} for c in range(cols)]
-    row = [{tuple(grid[r, c]) for c in range(cols)} for r in range(rows)]
-    return (
-        max(len({g for g, _ in s}) for s in col),
-        max(len({g for g, _ in s}) for s in row),
-        max(map(len, col)),
-        max(map(len, row)),
-    )
-
-
 def _d(k: int) -> int:
     return k if k >= 2 else 0
 
@@ -89,7 +78,7 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
             used[g, k] += 1
         free = [[c for c in kids if c > 0] for kids in children]
         assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
-        a1, b1, a2, b2 = _spreads(floor.grid)
+        a1, b1, a2, b2 = group_and_rack_spreads(floor.grid)
         alpha = instance.alpha
         assert alpha * _d(a1) + (1 - alpha) * _d(b1) == pytest.approx(upper)
         assert alpha * _d(a2) + (1 - alpha) * _d(b2) <= floor.score + 1e-9

@@ -37,7 +37,7 @@ import numpy as np
 from topoopt.placement.exact_mip.targets import Constructions, _split
 from topoopt.placement.instance import Minipod, PlacementInstance
 from topoopt.placement.solution import Placement
-from topoopt.placement.tree import DIGITS, d
+from topoopt.placement.tree import DIGITS, d, fewest_holding
 
 Grid = np.ndarray
 """``(rows, cols, 2)``: per cell its switch of level ``l`` and its child (both local)."""
@@ -60,17 +60,6 @@ def _construct(build: Constructions, a: int, b: int) -> Placement | None:
     return build.block_design(a, b)
 
 
-def _fewest(caps: Sequence[int], size: int) -> int:
-    """The fewest children (largest first) holding ``size`` cells: no column of ``size``
-    cells touches fewer."""
-    total = 0
-    for i, c in enumerate(sorted(caps, reverse=True), start=1):
-        total += c
-        if total >= size:
-            return i
-    return len(caps) + 1
-
-
 def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[int, Placement]:
     """The least ``a`` for which the constructions place an ``h x w`` block on children of
     free nodes ``caps`` with spreads at most ``(a, b)``, and that placement (local children).
@@ -89,7 +78,7 @@ def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[in
         raise LookupError("the block does not fit")
     if b >= w:  # rows unconstrained: the columns packed alone, then below that by bisection
         hi, best = columns_greedy(caps, h, w)
-        lo = _fewest(caps, h)
+        lo = fewest_holding(caps, h)
         while lo < hi:
             mid = (lo + hi) // 2
             found = columns_balanced(caps, h, w, mid)
@@ -99,7 +88,7 @@ def least_column_spread(caps: Sequence[int], h: int, w: int, b: int) -> tuple[in
                 hi, best = mid, found
         return hi, best
     build = Constructions(_level(caps, h, w))
-    lo, hi = _fewest(caps, h), min(h, len(caps))
+    lo, hi = fewest_holding(caps, h), min(h, len(caps))
     top = _construct(build, hi, min(b, w)) if lo <= hi else None
     if top is None:
         raise LookupError("no construction")

@@ -44,6 +44,24 @@ def d(k: int) -> int:
     return k if k >= 2 else 0
 
 
+def fewest_holding(caps: Sequence[int], size: int) -> int:
+    """The fewest of the switches with free nodes ``caps`` (largest first) that hold
+    ``size`` cells (``len(caps) + 1`` if all of them cannot): no group of ``size`` cells
+    touches fewer.
+
+    Examples
+    --------
+    >>> fewest_holding([3, 5, 2], 7), fewest_holding([3, 5, 2], 11)
+    (2, 4)
+    """
+    total = 0
+    for i, c in enumerate(sorted(caps, reverse=True), start=1):
+        total += c
+        if total >= size:
+            return i
+    return len(caps) + 1
+
+
 @dataclass(frozen=True)
 class Tree:
     """The levels of an instance as arrays over its leaves.

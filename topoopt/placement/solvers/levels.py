@@ -61,6 +61,7 @@ from topoopt.placement.tree import (
     Tree,
     build_tree,
     d,
+    fewest_holding,
     level_scores,
     lex_key,
     placement_from_leaves,
@@ -439,16 +440,6 @@ def _weighted(weights: Sequence[float], values: Sequence[float]) -> float:
     return float(sum(w * v for w, v in zip(weights, values, strict=True) if w > 0))
 
 
-def _fewest(caps: Sequence[int], size: int) -> int:
-    """The fewest of ``caps`` (largest first) that hold ``size`` (``len + 1`` if none)."""
-    total = 0
-    for i, c in enumerate(sorted(caps, reverse=True), start=1):
-        total += c
-        if total >= size:
-            return i
-    return len(caps) + 1
-
-
 class _Planner:
     """The walk down the tree of ``placement/levels`` (see the module docstring)."""
 
@@ -514,7 +505,7 @@ class _Planner:
         switches that hold ``rows`` cells, a row those that hold ``cols``, and both fit in
         one only if a switch holds the job."""
         inst = self.inst
-        a, b = _fewest(caps, inst.rows), _fewest(caps, inst.cols)
+        a, b = fewest_holding(caps, inst.rows), fewest_holding(caps, inst.cols)
         alpha, beta = inst.alpha, inst.beta
         if a == 1 and b == 1 and max(caps, default=0) < self.n:
             return min(alpha * 2, beta * 2)
