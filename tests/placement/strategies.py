@@ -256,3 +256,16 @@ def group_and_rack_spreads(grid: np.ndarray) -> tuple[int, int, int, int]:
         max(map(len, col)),
         max(map(len, row)),
     )
+
+
+def racks_by_group(instance: PlacementInstance) -> list[list[int]]:
+    """The free nodes of each rack, grouped by the group above it, of a one-pod tree."""
+    racks: dict[str, list[int]] = {}
+    for leaf in instance.minipods[0].leaves:
+        racks.setdefault(leaf.path[0], []).append(len(leaf.nodes))
+    return list(racks.values())
+
+
+def arnold_d(k: int) -> int:
+    """Arnold's eq. 3, written again for the tests: ``k`` switches count when at least 2."""
+    return k if k >= 2 else 0

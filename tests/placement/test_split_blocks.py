@@ -21,7 +21,7 @@ from topoopt.placement.split_blocks import (
     realise_blocks,
 )
 
-from .strategies import group_and_rack_spreads
+from .strategies import arnold_d, group_and_rack_spreads, racks_by_group
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -44,17 +44,6 @@ def spanning(draw: st.DrawFn) -> PlacementInstance:
     return tree_instance("b", [groups], rows=rows, cols=cols, alpha=alpha)
 
 
-def _children(instance: PlacementInstance) -> list[list[int]]:
-    racks: dict[str, list[int]] = {}
-    for leaf in instance.minipods[0].leaves:
-        racks.setdefault(leaf.path[0], []).append(len(leaf.nodes))
-    return list(racks.values())
-
-
-def _d(k: int) -> int:
-    return k if k >= 2 else 0
-
-
 @SETTINGS
 @given(spanning())
 def test_blocks_fit_keep_the_split_optimum_and_score_what_they_claim(
@@ -65,7 +54,7 @@ def test_blocks_fit_keep_the_split_optimum_and_score_what_they_claim(
     is never better than the oracle at the rack level."""
     oracle = topoopt.solve(instance, "placement/enumerate")
     upper, best = oracle.metrics["level1_score"], oracle.metrics["leaf_score"]
-    children = _children(instance)
+    children = racks_by_group(instance)
     frontier = Frontier(children)
     found = realise_blocks(frontier, instance.rows, instance.cols, instance.alpha, upper, 0.0,
                            math.inf)  # fmt: skip
@@ -78,9 +67,9 @@ def test_blocks_fit_keep_the_split_optimum_and_score_what_they_claim(
     assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
     a1, b1, a2, b2 = group_and_rack_spreads(found.grid)
     alpha = instance.alpha
-    assert alpha * _d(a1) + (1 - alpha) * _d(b1) == pytest.approx(upper)
+    assert alpha * arnold_d(a1) + (1 - alpha) * arnold_d(b1) == pytest.approx(upper)
     assert a2 <= found.max_dp_use and b2 <= found.max_pp_use
-    assert alpha * _d(a2) + (1 - alpha) * _d(b2) <= found.score + 1e-9
+    assert alpha * arnold_d(a2) + (1 - alpha) * arnold_d(b2) <= found.score + 1e-9
     assert found.score >= best - 1e-9
 
 

@@ -16,7 +16,7 @@ from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import tree_instance
 from topoopt.placement.whole_side import WholeSide, conditional_floor
 
-from .strategies import group_and_rack_spreads
+from .strategies import arnold_d, group_and_rack_spreads, racks_by_group
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -45,17 +45,6 @@ def one_pod(draw: st.DrawFn) -> PlacementInstance:
     return tree_instance("w", [groups], rows=rows, cols=cols, alpha=alpha)
 
 
-def _children(instance: PlacementInstance) -> list[list[int]]:
-    racks: dict[str, list[int]] = {}
-    for leaf in instance.minipods[0].leaves:
-        racks.setdefault(leaf.path[0], []).append(len(leaf.nodes))
-    return list(racks.values())
-
-
-def _d(k: int) -> int:
-    return k if k >= 2 else 0
-
-
 @SETTINGS
 @given(one_pod())
 def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
@@ -66,7 +55,7 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
     scores what it says at the rack level."""
     oracle = topoopt.solve(instance, "placement/enumerate")
     upper, best = oracle.metrics["level1_score"], oracle.metrics["leaf_score"]
-    children = _children(instance)
+    children = racks_by_group(instance)
     whole = WholeSide(children, instance.rows, instance.cols, instance.alpha)
     floor = conditional_floor(whole, upper, 0.0, math.inf)
     if floor is None:
@@ -80,8 +69,8 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
         assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
         a1, b1, a2, b2 = group_and_rack_spreads(floor.grid)
         alpha = instance.alpha
-        assert alpha * _d(a1) + (1 - alpha) * _d(b1) == pytest.approx(upper)
-        assert alpha * _d(a2) + (1 - alpha) * _d(b2) <= floor.score + 1e-9
+        assert alpha * arnold_d(a1) + (1 - alpha) * arnold_d(b1) == pytest.approx(upper)
+        assert alpha * arnold_d(a2) + (1 - alpha) * arnold_d(b2) <= floor.score + 1e-9
         assert floor.score >= best - 1e-9
 
 
