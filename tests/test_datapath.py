@@ -18,7 +18,7 @@ from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.safejson import FileAccess
 
 ROOT = Path(__file__).resolve().parents[1]
-CSV = "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nag,2,01,16777216,40.0\n"
+CSV = "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nag,2,01,1048576,40.0\n"
 NAME = "data:hosts/t.csv"
 
 

@@ -26,7 +26,7 @@ from topoopt.gpuselect import (
 from topoopt.gpuselect.loaders import parse_cross_csv, parse_intra_csv
 
 HEADER = "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n"
-CSV = HEADER + "ag,2,01,16777216,40.0\nag,2,02,16777216,30.0\nag,2,12,16777216,20.0\n"
+CSV = HEADER + "ag,2,01,1048576,40.0\nag,2,02,1048576,30.0\nag,2,12,1048576,20.0\n"
 TOPO = "GPU0 X NV2 SYS\nGPU1 NV2 X SYS\nGPU2 SYS SYS X\n"
 
 

@@ -19,22 +19,22 @@ from topoopt.gpuselect.loaders import parse_cross_csv, parse_intra_csv, parse_to
 from topoopt.gpuselect.topologies import APPENDIX_E, builtin_topology
 
 INTRA = """OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)
-ag,1,0,16777216,0.00
-ag,1,1,16777216,0.00
-ag,1,2,16777216,0.00
-ag,2,01,16777216,40.0
-ag,2,02,16777216,10.0
-ag,2,12,16777216,20.0
-ag,3,012,16777216,9.0
+ag,1,0,1048576,0.00
+ag,1,1,1048576,0.00
+ag,1,2,1048576,0.00
+ag,2,01,1048576,40.0
+ag,2,02,1048576,10.0
+ag,2,12,1048576,20.0
+ag,3,012,1048576,9.0
 """
 
 CROSS = """OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)
-ag,2,"[[0],[1]]",16777216,30.0
-ag,3,"[[0,1],[2]]",16777216,25.0
-ag,3,"[[2],[0,1]]",16777216,15.0
-ag,4,"[[0,1],[0,1]]",16777216,35.0
-ag,4,"[[0,1,2],[0]]",16777216,5.0
-ag,5,"[[0,1,2],[0,1]]",16777216,4.0
+ag,2,"[[0],[1]]",1048576,30.0
+ag,3,"[[0,1],[2]]",1048576,25.0
+ag,3,"[[2],[0,1]]",1048576,15.0
+ag,4,"[[0,1],[0,1]]",1048576,35.0
+ag,4,"[[0,1,2],[0]]",1048576,5.0
+ag,5,"[[0,1,2],[0,1]]",1048576,4.0
 """
 
 RAW_SMI = """\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity

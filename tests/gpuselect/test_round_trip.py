@@ -46,7 +46,7 @@ def _write_intra(folder: Path, name: str, table: dict[int, float]) -> str:
         writer = csv.writer(out)
         writer.writerow(["OP", *INTRA_COLUMNS[:2], "data_size(B)", INTRA_COLUMNS[2]])
         for mask, gbps in table.items():
-            writer.writerow(["all_reduce", popcount(mask), format_mask(mask), 16777216, repr(gbps)])
+            writer.writerow(["all_reduce", popcount(mask), format_mask(mask), 1048576, repr(gbps)])
     return name
 
 
@@ -56,7 +56,7 @@ def _write_cross(folder: Path, cross: dict[tuple[int, ...], float]) -> str:
         writer.writerow(["OP", *CROSS_COLUMNS[:2], "data_size(B)", CROSS_COLUMNS[2]])
         for counts, gbps in cross.items():
             mapping = json.dumps([list(range(c)) for c in counts])
-            writer.writerow(["all_reduce", sum(counts), mapping, 16777216, repr(gbps)])
+            writer.writerow(["all_reduce", sum(counts), mapping, 1048576, repr(gbps)])
     return "cross.csv"
 
 
