@@ -44,9 +44,8 @@ from dataclasses import dataclass, field
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.placement.constraints import infeasible_reason
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement
+from topoopt.placement.solvers._placers import pending, ranked_placement
 from topoopt.placement.tree import build_tree
 from topoopt.topology._hostlist import natural_key
 
@@ -170,22 +169,11 @@ class KaiSolver(Solver):
     def _solve(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         chosen = kai_nodes(instance)
         if chosen is None:
-            reason = infeasible_reason(instance, build_tree(instance))
-            if reason is not None:
-                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
-            return Attempt(
-                None,
-                TerminationReason.COMPLETED,
-                message="kai: no domain of the relevant levels holds the job (pending)",
+            return pending(
+                instance, "kai: no domain of the relevant levels holds the job (pending)"
             )
-        rows = instance.rows
-        matrix = [[0] * instance.cols for _ in range(rows)]
-        names = [[""] * instance.cols for _ in range(rows)]
-        for rank, (node, pod) in enumerate(chosen):
-            r, c = rank % rows, rank // rows
-            matrix[r][c], names[r][c] = pod, node
         return Attempt(
-            Placement.from_rows(matrix, names),
+            ranked_placement(instance, chosen),
             TerminationReason.COMPLETED,
             message="kai: first domain of the bin-packed tree",
         )

@@ -53,9 +53,8 @@ from dataclasses import dataclass, field
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.placement.constraints import infeasible_reason
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement
+from topoopt.placement.solvers._placers import pending, ranked_placement
 from topoopt.placement.tree import build_tree
 
 
@@ -504,18 +503,9 @@ class _Kueue(Solver):
         try:
             hosts = kueue_nodes(instance, self.profile)
         except NoFit as why:
-            reason = infeasible_reason(instance, build_tree(instance))
-            if reason is not None:
-                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
-            return Attempt(None, TerminationReason.COMPLETED, message=f"kueue: {why} (pending)")
-        rows = instance.rows
-        matrix = [[0] * instance.cols for _ in range(rows)]
-        nodes = [[""] * instance.cols for _ in range(rows)]
-        for rank, host in enumerate(hosts[: instance.n_nodes]):
-            r, c = rank % rows, rank // rows
-            matrix[r][c], nodes[r][c] = host.pod, host.name
+            return pending(instance, f"kueue: {why} (pending)")
         return Attempt(
-            Placement.from_rows(matrix, nodes),
+            ranked_placement(instance, [(host.name, host.pod) for host in hosts]),
             TerminationReason.COMPLETED,
             message=f"kueue {self.profile}: {len(hosts)} nodes in level-value order",
         )

@@ -47,9 +47,9 @@ import numpy as np
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.placement.constraints import infeasible_reason
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
+from topoopt.placement.solvers._placers import pending, ranked_placement
 from topoopt.placement.tree import Tree, build_tree
 from topoopt.topology._hostlist import natural_key
 
@@ -79,13 +79,7 @@ def _nodes(instance: PlacementInstance, tree: Tree) -> _Nodes:
 def _placement(instance: PlacementInstance, nodes: _Nodes, chosen: list[str]) -> Placement:
     """Ranks on the allocated nodes in node order (Slurm's node list)."""
     ordered = sorted(chosen, key=nodes.order.__getitem__)
-    rows = instance.rows
-    matrix = [[0] * instance.cols for _ in range(rows)]
-    names = [[""] * instance.cols for _ in range(rows)]
-    for rank, node in enumerate(ordered):
-        r, c = rank % rows, rank // rows
-        matrix[r][c], names[r][c] = nodes.pod_of[node], node
-    return Placement.from_rows(matrix, names)
+    return ranked_placement(instance, [(node, nodes.pod_of[node]) for node in ordered])
 
 
 class _Pending(Exception):
@@ -252,10 +246,7 @@ class SlurmTreeEvalSolver(Solver):
         try:
             chosen = slurm_tree_nodes(instance, tree, nodes)
         except _Pending as why:
-            reason = infeasible_reason(instance, tree)
-            if reason is not None:
-                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
-            return Attempt(None, TerminationReason.COMPLETED, message=f"slurm: {why}")
+            return pending(instance, f"slurm: {why}", tree)
         return Attempt(
             _placement(instance, nodes, chosen),
             TerminationReason.COMPLETED,
@@ -440,10 +431,7 @@ class SlurmBlockSolver(Solver):
         try:
             chosen = slurm_block_nodes(instance, tree, nodes)
         except _Pending as why:
-            reason = infeasible_reason(instance, tree)
-            if reason is not None:
-                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
-            return Attempt(None, TerminationReason.COMPLETED, message=f"slurm: {why}")
+            return pending(instance, f"slurm: {why}", tree)
         placement = _placement(instance, nodes, chosen)
         return Attempt(
             placement,

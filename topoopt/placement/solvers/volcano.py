@@ -42,9 +42,8 @@ from __future__ import annotations
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext, Solver
 from topoopt.core.status import TerminationReason
-from topoopt.placement.constraints import infeasible_reason
 from topoopt.placement.instance import PlacementInstance
-from topoopt.placement.solution import Placement
+from topoopt.placement.solvers._placers import pending, ranked_placement
 from topoopt.placement.tree import Tree, build_tree
 from topoopt.topology._hostlist import natural_key
 
@@ -175,22 +174,13 @@ class VolcanoSolver(Solver):
         tree = build_tree(instance)
         chosen = volcano_nodes(instance, tree)
         if chosen is None:
-            reason = infeasible_reason(instance, tree)
-            if reason is not None:
-                return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
-            return Attempt(
-                None,
-                TerminationReason.COMPLETED,
-                message="volcano: no HyperNode of an allowed tier can hold the job (pending)",
+            return pending(
+                instance,
+                "volcano: no HyperNode of an allowed tier can hold the job (pending)",
+                tree,
             )
-        rows = instance.rows
-        matrix = [[0] * instance.cols for _ in range(rows)]
-        names = [[""] * instance.cols for _ in range(rows)]
-        for rank, (node, pod) in enumerate(chosen):
-            r, c = rank % rows, rank // rows
-            matrix[r][c], names[r][c] = pod, node
         return Attempt(
-            Placement.from_rows(matrix, names),
+            ranked_placement(instance, chosen),
             TerminationReason.COMPLETED,
             message="volcano: tier-ascending HyperNode search",
         )
