@@ -202,12 +202,28 @@ class MipSolver(Solver):
         **opts
             Passed to the formulation's ``build`` and to :meth:`start`.
         """
-        formulation = self.load()
-        _import_before_interrupts()
         t0 = time.perf_counter()
         left = ctx.time_left()
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
         start = self.start_within(instance, share, **opts)
+        return self.run_from(instance, ctx, start, started=t0, rel_gap=rel_gap, **opts)
+
+    def run_from(
+        self,
+        instance: Any,
+        ctx: SolveContext,
+        start: Any | None,
+        *,
+        started: float | None = None,
+        rel_gap: float | None = None,
+        **opts: Any,
+    ) -> MipRun:
+        """:meth:`run` from a given warm start (``None``: none): build (stopped by the time
+        limit), warm start, solve, extract; ``build_s`` counts from ``started`` (default:
+        now)."""
+        formulation = self.load()
+        _import_before_interrupts()
+        t0 = time.perf_counter() if started is None else started
         try:
             with interrupt_at(ctx.deadline):
                 model = formulation.build(instance, **opts)

@@ -34,8 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from topoopt.core.deadline import TimeUp, interrupt_at
-from topoopt.core.formulation import KEEP_START, MipSolver
+from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import get_solver, register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
@@ -198,42 +197,9 @@ class PartitionMipSolver(MipSolver):
         started: float,
     ) -> Attempt:
         """The MIP with the time left; its bound combined with ``best`` (from ``method``)."""
-        from topoopt.core.formulation import _import_before_interrupts
-        from topoopt.core.mip import MipOutcome
-
-        formulation = self.load()
-        _import_before_interrupts()
-        t0 = time.perf_counter()
-        model: Any = None
-        try:
-            with interrupt_at(ctx.deadline):
-                model = formulation.build(instance, symmetry=symmetry)
-                if start is not None:
-                    formulation.warm_start(model, start)
-        except TimeUp:
-            model = None
-        build_s = time.perf_counter() - t0
-        if model is None or ctx.expired():
-            what = "build the model" if model is None else "solve after the build"
-            outcome = MipOutcome(
-                termination=TerminationReason.TIME_LIMIT,
-                has_solution=False,
-                objective=None,
-                bound=None,
-                solve_s=0.0,
-                message=f"no time left to {what} ({build_s:.1f} s)",
-            )
-        else:
-            outcome = ctx.solve_model(
-                model, warmstart=start is not None, option_defaults=self.backend_defaults
-            )
-        solution = None
+        run = self.run_from(instance, ctx, start, symmetry=symmetry)
+        outcome, solution, build_s = run.outcome, run.solution, run.build_s
         message = outcome.message
-        if outcome.has_solution:
-            solution = formulation.extract(model, instance)
-        elif start is not None and outcome.termination in KEEP_START:
-            solution = start
-            message = f"{message}; returning the warm start"
         bound = outcome.bound
         if outcome.termination is TerminationReason.INFEASIBLE:
             bound = None
