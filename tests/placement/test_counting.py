@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import topoopt
+from topoopt.placement.exact_mip.fractional import FractionalCounting, upper_hull
 from topoopt.placement.exact_mip.targets import (
     LAGRANGE_STEPS,
     CountingBound,
@@ -113,3 +115,52 @@ def test_counting_floor_never_above_the_optimum(instance, below):
     first one at ``below`` refuted is a proof that the optimum is at least that pair's)."""
     optimum = topoopt.solve(instance, "placement/enumerate").objective
     assert counting_floor(instance, below) <= optimum + 1e-9
+
+
+@given(small_instances(max_cells=40, max_pods=8))
+def test_fractional_knapsack_is_at_least_the_integral_one(instance):
+    """The relaxed knapsack (concave hulls, fractional ``b``) is at least the exact one at
+    every multiplier and budget, so it refutes only pairs the Lagrangian refutes."""
+    exact, relaxed = LagrangianCounting(instance), FractionalCounting(instance)
+    for index, (lam, best) in enumerate(exact._tables()):
+        assert relaxed.pieces[index][0] == lam
+        for budget, value in enumerate(best):
+            if np.isfinite(value):
+                assert relaxed.knapsack(budget, index) >= value - 1e-9
+    for pair in target_pairs(instance):
+        if exact.allows(pair.max_dp_use, pair.max_pp_use):
+            assert relaxed.allows(pair.max_dp_use, pair.max_pp_use)
+
+
+@given(st.lists(st.floats(0, 50, allow_nan=False), min_size=1, max_size=9))
+def test_upper_hull_is_concave_and_covers_every_point(values):
+    """The hull's pieces are steepest first and pass over every point."""
+    points = np.asarray([0.0, *values])
+    pieces = upper_hull(points)
+    slopes = [slope for slope, _ in pieces]
+    assert slopes == sorted(slopes, reverse=True)
+    assert sum(length for _, length in pieces) == len(points) - 1
+    x, y = 0, 0.0
+    heights = [0.0]
+    for slope, length in pieces:
+        for _ in range(length):
+            x, y = x + 1, y + slope
+            heights.append(y)
+    assert all(h >= p - 1e-9 for h, p in zip(heights, points, strict=True))
+
+
+@given(small_instances(max_cells=10, max_pods=5))
+def test_relaxed_counting_floor_and_exact_mip_stay_exact(instance):
+    """Decided by the linear relaxation alone (as above ``LAGRANGE_EXACT_SWITCHES``
+    switches), the counting floor is at most the exact floor and the optimum, and
+    ``placement/exact-mip`` still finds the optimum."""
+    from topoopt.placement.exact_mip import targets
+
+    optimum = topoopt.solve(instance, "placement/enumerate").objective
+    exact = counting_floor(instance)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(targets, "LAGRANGE_EXACT_SWITCHES", 0)
+        relaxed = counting_floor(instance)
+        assert topoopt.solve(instance, "placement/exact-mip").objective == optimum
+    assert relaxed <= exact + 1e-9
+    assert relaxed <= optimum + 1e-9

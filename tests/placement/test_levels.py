@@ -7,6 +7,7 @@ the instance's leaves and paths alone, independently of :mod:`topoopt.placement.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -216,6 +217,52 @@ def test_walk_is_never_better_than_the_oracle_and_proves_only_optima(
             assert result.metrics[name] <= best[lv] + 1e-9, (name, result.metrics, best)
             if round(result.metrics[name], 9) < best[lv]:
                 break  # the levels below are bounded only given this one's optimum
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=tree_instances(max_cells=6, max_pods=4, max_groups=2, max_leaves=3, max_free=3))
+def test_fractional_floors_and_the_floor_within_a_split_stay_below_the_oracle(
+    instance: PlacementInstance,
+) -> None:
+    """With every Lagrangian counting bound (the walk's floors, ``exact-mip``'s refutations)
+    decided by its linear relaxation (``LAGRANGE_EXACT_SWITCHES = 0``) and the floor within
+    a split's switches from the largest switches below them (``WITHIN_SUBSETS = 0``), the
+    walk's lex bounds stay at most the oracle's scores and what it proves is the optimum
+    (the paths the 16,384-node trees take)."""
+    from topoopt.placement.exact_mip import targets
+    from topoopt.placement.solvers import levels as walk
+
+    lex = dataclasses.replace(instance, objective=LevelObjective("lex"))
+    oracle = topoopt.solve(lex, "placement/enumerate")
+    best = _result_key(lex, oracle)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(targets, "LAGRANGE_EXACT_SWITCHES", 0)
+        patch.setattr(walk, "WITHIN_SUBSETS", 0)
+        result = topoopt.solve(lex, "placement/levels", method="walk")
+    if result.status is SolutionStatus.OPTIMAL:
+        assert _result_key(lex, result) == best
+    for lv, name in enumerate(["minipod_bound", "level1_bound", "leaf_bound"]):
+        assert result.metrics[name] <= best[lv] + 1e-9, (name, result.metrics, best)
+        if round(result.metrics[name], 9) < best[lv]:
+            break  # the levels below are bounded only given this one's optimum
+
+
+def test_the_floor_within_the_split_proves_what_the_floor_over_every_pod_cannot() -> None:
+    """Four pods, each a rack of 2 free nodes and two of 1; a 2 x 4 job needs two pods, and
+    the pod optimum 1.0 has a side whole, so the job lies in two pods. Over the racks of all
+    four the floor is 2.0 (a column in each rack of 2); within any two it is 2.5, the
+    oracle's rack score, which the walk proves."""
+    inst = tree_instance("within", [[[2, 1, 1]]] * 4, rows=2, cols=4, alpha=0.5,
+                         objective=LevelObjective("lex"))  # fmt: skip
+    oracle = topoopt.solve(inst, "placement/enumerate")
+    assert _result_key(inst, oracle) == (1.0, 1.0, 2.5)
+    result = topoopt.solve(inst, "placement/levels", method="walk")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert [result.metrics[k] for k in ("minipod_bound", "level1_bound", "leaf_bound")] == [
+        1.0,
+        1.0,
+        2.5,
+    ]
 
 
 # --- constraints -------------------------------------------------------------------------------

@@ -36,11 +36,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
+
+if TYPE_CHECKING:
+    from topoopt.placement.exact_mip.fractional import FractionalCounting
 
 MAX_COUNTING_WORK = 400_000_000
 """Most element operations (table cells times array operations, see
@@ -50,6 +54,14 @@ MAX_COUNTING_WORK = 400_000_000
 
 LAGRANGE_STEPS = 64
 """Multipliers ``lambda`` the Lagrangian counting bound tries, evenly on ``[0, cols]``."""
+
+LAGRANGE_EXACT_SWITCHES = 64
+"""Above this many minipods (switches), :class:`LagrangianCounting` decides by the linear
+relaxation of its knapsack alone
+(:class:`~topoopt.placement.exact_mip.fractional.FractionalCounting`): its exact knapsack
+costs one array operation per switch (1.5 s over the 511 racks of two pods of a 16,384-node
+tree), the relaxation milliseconds, and their counting floors were equal on the 89 rack
+sets of 65-1,022 switches compared (``docs/levels.md``)."""
 
 MAX_COUNTING_CELLS = 4_000_000
 """Largest table (``(rows * min(cols, M) + 1) * (cols * min(rows, M) + 1)`` cells, 8 bytes
@@ -686,10 +698,23 @@ class LagrangianCounting:
         best = np.maximum.accumulate(table, axis=1)
         return [(float(lam), best[i]) for i, lam in enumerate(lams)]
 
+    @cached_property
+    def fractional(self) -> FractionalCounting:
+        """The linear relaxation of the knapsack, asked first (it refutes only what the
+        exact knapsack refutes) and alone above :data:`LAGRANGE_EXACT_SWITCHES`."""
+        from topoopt.placement.exact_mip.fractional import FractionalCounting
+
+        return FractionalCounting(self.instance)
+
     def allows(self, max_dp_use: int, max_pp_use: int) -> bool:
         """Whether every multiplier of the grid admits the pair (``False`` proves it
-        infeasible)."""
+        infeasible); above :data:`LAGRANGE_EXACT_SWITCHES` switches, whether the linear
+        relaxation of every multiplier's knapsack admits it."""
+        if not self.fractional.allows(max_dp_use, max_pp_use):
+            return False
         inst = self.instance
+        if inst.n_minipods > LAGRANGE_EXACT_SWITCHES:
+            return True
         need = inst.n_nodes - 1e-9 * max(1, inst.n_nodes)
         for lam, best in self.tables:
             s = min(inst.cols * max_dp_use, len(best) - 1)

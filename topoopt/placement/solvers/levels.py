@@ -37,6 +37,7 @@ without leaves has one level: ``exact-mip`` solves it. See ``docs/levels.md``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -86,10 +87,10 @@ QUICK_S = 0.05
 """Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
 hold the job (see :meth:`_Planner.plan`)."""
 
-FLOOR_SWITCHES = 64
-"""The walk's cheap bound of a set of switches adds the counting floor of ``exact-mip``
-(closed forms and the Lagrangian counting bound, milliseconds) when the set has at most this
-many switches with free nodes (see :meth:`_Planner.counted`)."""
+WITHIN_SUBSETS = 32
+"""The floor within the few switches of a split with one side whole
+(:meth:`_Planner.within`) is the least over every subset of that many switches when there
+are at most this many subsets, else the floor of the largest switches below them."""
 
 CAP_SLACK = 1e-6
 """What a lex stage adds to the proven optimum of a level above when it caps it."""
@@ -718,11 +719,12 @@ class _Planner:
     def counted(self, caps: Sequence[int]) -> float:
         """:meth:`cheap`, raised to the counting floor of ``placement/exact-mip``
         (:func:`~topoopt.placement.exact_mip.targets.counting_floor`: closed forms and the
-        Lagrangian counting bound) over at most :data:`FLOOR_SWITCHES` switches. Both are
+        Lagrangian counting bound, milliseconds whatever the number of switches). Both are
         lower bounds on the single-level optimum over ``caps``, which depends on the
         multiset of free nodes only: the floor is cached by it."""
         bound = self.cheap(caps)
-        if len(caps) > FLOOR_SWITCHES or self.out_of_time():
+        caps = [c for c in caps if c > 0]
+        if sum(caps) < self.n or self.out_of_time():
             return bound
         key = tuple(sorted(caps))
         floor = self.floors.get(key)
@@ -735,6 +737,56 @@ class _Planner:
                                       gpus_per_node=1)  # fmt: skip
             floor = self.floors[key] = counting_floor(level)
         return max(bound, floor)
+
+    def within(self, level: int, kids: list[int], optimum: float, below: int) -> float:
+        """For ``lex``, a bound on level ``below`` among the placements of the class that
+        score their proven ``optimum`` at the split ``level`` over ``kids``, from where
+        the job can lie; 0 when no pair of that score has a side whole.
+
+        A placement whose level-``level`` spreads are ``(A, 1)`` (every row in one switch)
+        lies in at most ``A`` switches of the level: a column has a cell in every row, so
+        it touches the switch of every row. ``(1, B)`` likewise in ``B``. When every pair
+        ``(A, B)`` of score ``optimum`` has a 1, the job lies in at most ``G`` = the largest
+        such ``A`` or ``B`` switches, and level ``below``'s score is at least the least
+        :meth:`counted` floor over the level-``below`` switches of ``G`` of ``kids`` (a
+        subset of fewer lies in one of ``G``, and fewer switches only raise the floor).
+        With more than :data:`WITHIN_SUBSETS` subsets, the floor over the largest level-
+        ``below`` switches, as many as the ``G`` largest subtrees have: its ``i``-th
+        largest is at least the ``i``-th largest of every subset (a floor only falls when
+        switches grow or are added)."""
+        inst = self.inst
+        most = min(inst.rows, len(kids))
+        widest = 0
+        for a in range(1, most + 1):
+            for b in range(1, min(inst.cols, len(kids)) + 1):
+                score = inst.alpha * d(a) + inst.beta * d(b)
+                if round(score, DIGITS) != round(optimum, DIGITS):
+                    continue
+                if a > 1 and b > 1:
+                    return 0.0  # the job may spread over many switches
+                widest = max(widest, a * b)
+        if widest == 0 or widest >= len(kids):
+            return 0.0
+        caps = self.tree.capacity[below]
+        subtrees = [
+            [int(caps[c]) for c in self._below(level, k, below) if caps[c] > 0] for k in kids
+        ]
+        if math.comb(len(kids), widest) <= WITHIN_SUBSETS:
+            floors = []
+            for subset in itertools.combinations(subtrees, widest):
+                free = [c for cs in subset for c in cs]
+                floors.append(self.counted(free) if sum(free) >= self.n else math.inf)
+            return min(floors)
+        most_switches = sum(sorted((len(cs) for cs in subtrees), reverse=True)[:widest])
+        largest = sorted((c for cs in subtrees for c in cs), reverse=True)[:most_switches]
+        return self.counted(largest)
+
+    def _below(self, level: int, switch: int, below: int) -> list[int]:
+        """The level-``below`` switches under ``switch`` of ``level``."""
+        current = [switch]
+        for lv in range(level, below):
+            current = [c for k in current for c in self.children[lv][k]]
+        return current
 
     def _split_cheap(self, level: int, kids: list[int]) -> tuple[float, ...]:
         """Cheap bounds of spanning several of ``kids`` (both groups kinds at least 2
@@ -786,14 +838,21 @@ class _Planner:
         bounds = [0.0] * level + [single.bound]
         current = kids
         proving = True
+        within_too = (
+            self.inst.objective.mode != "weighted"
+            and single.proven
+            and round(scores[level], DIGITS) == round(single.bound, DIGITS)
+        )
         for lv in range(level + 1, self.levels):
             current = [c for k in current for c in self.children[lv - 1][k]]
             below = tuple(
                 int(self.tree.capacity[lv][c]) for c in current if self.tree.capacity[lv][c] > 0
             )
-            bound = max(bounds[-1], self.cheap(below))
+            bound = max(bounds[-1], self.counted(below))
             if lv == level + 1:
                 bound = max(bound, conditional)
+            if within_too and round(bound, DIGITS) < round(scores[lv], DIGITS):
+                bound = max(bound, self.within(level, kids, single.bound, lv))
             if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
                 if not self.out_of_time():
                     if units is not None and lv <= units.level:
