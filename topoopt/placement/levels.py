@@ -293,6 +293,40 @@ def _sequential(cells: list[Cell], sizes: list[int]) -> dict[Cell, int]:
     return out
 
 
+def _rotated(segments: list[list[Cell]], shift: int) -> list[list[Cell]]:
+    """``segments`` with the first ``shift`` (modulo their number) moved to the end: another
+    segment gets first pick of the leaves."""
+    shift %= max(1, len(segments))
+    return segments[shift:] + segments[:shift]
+
+
+def _deal(segments: list[list[Cell]], sizes: list[int]) -> dict[Cell, int]:
+    """The leaves, largest first, dealt to the segments in turn: each leaf goes to the next
+    segment with cells left (what it cannot use to the one after), so the segments of a
+    minipod end on about as many leaves each, rather than the first on the largest."""
+    order = sorted(range(len(sizes)), key=lambda k: (-sizes[k], k))
+    left = [list(seg) for seg in segments if seg]
+    out: dict[Cell, int] = {}
+    turn = 0
+    for k in order:
+        room = sizes[k]
+        while room and left:
+            turn %= len(left)
+            seg = left[turn]
+            take = min(room, len(seg))
+            for cell in seg[:take]:
+                out[cell] = k
+            del seg[:take]
+            room -= take
+            if seg:
+                turn += 1
+            else:
+                left.pop(turn)
+        if not left:
+            break
+    return out
+
+
 def _blocks(cells: list[Cell], sizes: list[int], by: int, parts: int) -> dict[Cell, int]:
     """Blocks: the minipod's distinct columns (``by=0``) or rows (``by=1``) cut into ``parts``
     contiguous groups; cells in order of (group, row or column, the other index) filled onto
@@ -311,6 +345,14 @@ CONSTRUCTIONS: dict[str, Callable[[list[Cell], list[int]], dict[Cell, int]]] = {
     "DP segments": lambda cells, sizes: _pack(_segments(cells, 1), sizes),
     "PP segments": lambda cells, sizes: _pack(_segments(cells, 0), sizes),
     **{
+        f"DP segments/{shift}": lambda cells, sizes, shift=shift: _pack(
+            _rotated(_segments(cells, 1), shift), sizes
+        )
+        for shift in (1, 2, 3)
+    },
+    "DP dealt": lambda cells, sizes: _deal(_segments(cells, 1), sizes),
+    "PP dealt": lambda cells, sizes: _deal(_segments(cells, 0), sizes),
+    **{
         f"{kind} blocks/{parts}": partial(_blocks, by=by, parts=parts)
         for kind, by in (("PP", 0), ("DP", 1))
         for parts in (2, 4)
@@ -318,8 +360,10 @@ CONSTRUCTIONS: dict[str, Callable[[list[Cell], list[int]], dict[Cell, int]]] = {
 }
 """Leaf assignments of one minipod's cells: the rank-order fill (column by column), the fill
 row by row, whole DP-column / PP-row segments packed largest first (best fit, split over
-the roomiest leaves when none holds one), and blocks (:func:`_blocks`, the columns or rows
-in 2 or 4 groups)."""
+the roomiest leaves when none holds one; the columns also with another column first, so
+that across minipods the local search can give each column the largest leaves somewhere),
+segments dealt the leaves in turn (:func:`_deal`), and blocks (:func:`_blocks`, the columns
+or rows in 2 or 4 groups)."""
 
 
 class _Totals:
@@ -342,10 +386,14 @@ class _Totals:
         for c, n in counts[1].items():
             self.cols[c] += sign * n
 
-    def key(self) -> tuple[float, int]:
-        dp, pp = _d(int(self.cols.max())), _d(int(self.rows.max()))
-        score = self.alpha * dp + self.beta * pp
-        return (round(score, 12), int(self.rows.sum() + self.cols.sum()))
+    def key(self) -> tuple[float, int, int]:
+        """The global leaf score, then the groups at the largest spreads (a move that takes
+        one group off the maximum is progress towards lowering it), then the leaves touched."""
+        most_cols, most_rows = int(self.cols.max()), int(self.rows.max())
+        score = self.alpha * _d(most_cols) + self.beta * _d(most_rows)
+        crowd = int((self.cols == most_cols).sum()) * (self.alpha > 0) * (most_cols >= 2)
+        crowd += int((self.rows == most_rows).sum()) * (self.beta > 0) * (most_rows >= 2)
+        return (round(score, 12), crowd, int(self.rows.sum() + self.cols.sum()))
 
 
 def assign_leaves(
@@ -401,7 +449,7 @@ def assign_leaves(
 
     totals = _Totals(instance)
 
-    def uniform(name: str) -> tuple[float, int]:
+    def uniform(name: str) -> tuple[float, int, int]:
         t = _Totals(instance)
         for j in by_pod:
             t.add(counts[j][name if name in counts[j] else "fill"], 1)
@@ -439,7 +487,7 @@ def assign_leaves(
     proven = current[0] <= round(lower, 12)
     if not proven and instance.n_nodes <= exact_cells and not out_of_time():
         found, complete = _branch_and_bound(
-            instance, matrix, sizes, current, out_of_time, exact_nodes
+            instance, matrix, sizes, (current[0], current[2]), out_of_time, exact_nodes
         )
         if found is not None:
             leaves, how = found, "branch and bound"
