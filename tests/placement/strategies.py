@@ -217,18 +217,21 @@ def tree_instances(
 @st.composite
 def constrained_tree_instances(draw: st.DrawFn, **options: object) -> PlacementInstance:
     """:func:`tree_instances` with one or two constraints (a required or preferred level, a
-    slice that divides the job, a Slurm segment, a switch count), often infeasible."""
+    slice that divides the job, Kueue's slices in two layers, a Slurm segment, a switch
+    count), often infeasible."""
     import dataclasses
 
     instance = draw(tree_instances(**options))  # type: ignore[arg-type]
     n = instance.n_nodes
     divisors = [s for s in range(1, n + 1) if n % s == 0]
-    choices = ["required", "preferred", "slice", "segment", "switches"]
+    choices = ["required", "preferred", "slice", "layers", "segment", "switches"]
     kinds = draw(st.lists(st.sampled_from(choices), min_size=1, max_size=2, unique=True))
     if "required" in kinds and "preferred" in kinds:
         kinds.remove("preferred")
     if "slice" in kinds and "segment" in kinds:
         kinds.remove("segment")
+    if "layers" in kinds and ("slice" in kinds or "segment" in kinds):
+        kinds = [k for k in kinds if k not in ("slice", "segment")]
     given: dict[str, object] = {}
     level = draw(st.integers(0, 2))
     if "required" in kinds:
@@ -238,6 +241,14 @@ def constrained_tree_instances(draw: st.DrawFn, **options: object) -> PlacementI
     if "slice" in kinds:
         given["slice_size"] = draw(st.sampled_from(divisors))
         given["slice_level"] = draw(st.integers(level if len(given) > 1 else 0, 2))
+    if "layers" in kinds:
+        outer = draw(st.sampled_from(divisors))
+        inner = draw(st.sampled_from([s for s in divisors if outer % s == 0]))
+        top = draw(st.integers(level if len(given) else 0, 2))
+        layers = [{"size": outer, "level": top}]
+        if top < 2:  # a second, finer layer
+            layers.append({"size": inner, "level": draw(st.integers(top + 1, 2))})
+        given["slice_layers"] = layers
     if "segment" in kinds:
         given["segment"] = draw(st.sampled_from([*divisors, n + 1]))
     if "switches" in kinds:

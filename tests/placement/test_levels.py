@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -270,66 +271,52 @@ def test_the_floor_within_the_split_proves_what_the_floor_over_every_pod_cannot(
 
 def _brute_constrained(instance: PlacementInstance) -> tuple[float, ...] | None:
     """:func:`_brute` over the node maps that respect the constraints, each rule written out
-    here from ranks and node names (the preferred level resolved as Kueue does)."""
+    here from ranks and node names. The preferred level is resolved as Kueue does, by
+    whether a map with every slice whole fits in one switch of the level (from the
+    preferred level upwards; the first that can)."""
     where = _switches(instance)
     nodes = [n for pod in instance.minipods for leaf in pod.leaves for n in leaf.nodes]
     rows, cols, n = instance.rows, instance.cols, instance.n_nodes
     c = instance.constraints
-    level = None if c.required_level is None else instance.levels.index(c.required_level)
-    if c.preferred_level is not None:
-        level = None
-        for lv in range(instance.levels.index(c.preferred_level), -1, -1):
-            holds = {}
-            for node in nodes:
-                holds[where[node][lv]] = holds.get(where[node][lv], 0) + 1
-            if _room_with_slices(instance, where, nodes, lv) >= n:
-                level = lv
-                break
-            del holds
     rules = []
     if c.slice_size is not None and c.slice_size > 1:
         rules.append((c.slice_size, instance.levels.index(c.slice_level)))
+    for size, name in c.slice_layers or ():
+        rules.append((size, instance.levels.index(name)))
     if c.segment is not None and c.segment > 1 and n > c.segment:
         rules.append((c.segment, instance.n_levels - 1))
-    best = None
+    whole = []  # the maps (as rank order) with every slice inside one switch of its level
     for chosen in itertools.permutations(nodes, n):
         by_rank = [chosen[(k % rows) * cols + k // rows] for k in range(n)]
-        if level is not None and len({where[x][level] for x in chosen}) > 1:
-            continue
-        if any(
+        if not any(
             len({where[x][lv] for x in by_rank[t * size : (t + 1) * size]}) > 1
             for size, lv in rules
             for t in range(n // size)
         ):
+            whole.append(chosen)
+
+    def within(chosen: tuple[str, ...], lv: int) -> bool:
+        return len({where[x][lv] for x in chosen}) == 1
+
+    level = None if c.required_level is None else instance.levels.index(c.required_level)
+    if c.preferred_level is not None:
+        level = next(
+            (
+                lv
+                for lv in range(instance.levels.index(c.preferred_level), -1, -1)
+                if any(within(chosen, lv) for chosen in whole)
+            ),
+            None,
+        )
+    best = None
+    for chosen in whole:
+        if level is not None and not within(chosen, level):
             continue
         if c.max_switches is not None and len({where[x][-1] for x in chosen}) > c.max_switches:
             continue
         grid = [list(chosen[r * cols : (r + 1) * cols]) for r in range(rows)]
         key = _key(instance, _scores(instance, grid))
         best = key if best is None or key < best else best
-    return best
-
-
-def _room_with_slices(instance, where, nodes, level) -> int:
-    """The most nodes one level-``level`` switch offers with every slice whole."""
-    c = instance.constraints
-    rules = []
-    if c.slice_size is not None and c.slice_size > 1:
-        rules.append((c.slice_size, instance.levels.index(c.slice_level)))
-    if c.segment is not None and c.segment > 1 and instance.n_nodes > c.segment:
-        rules.append((c.segment, instance.n_levels - 1))
-    best = 0
-    for top in {where[x][level] for x in nodes}:
-        mine = [x for x in nodes if where[x][level] == top]
-        room = len(mine)
-        for size, lv in rules:
-            if lv < level:
-                continue
-            counts: dict[object, int] = {}
-            for x in mine:
-                counts[where[x][lv]] = counts.get(where[x][lv], 0) + 1
-            room = min(room, sum(v // size * size for v in counts.values()))
-        best = max(best, room)
     return best
 
 
@@ -429,6 +416,7 @@ def test_segments_stay_whole_slurm_36_by_12() -> None:
         (Constraints(slice_size=4, slice_level="rack"), "constraints.slice_size"),
         (Constraints(segment=4), "constraints.segment"),
         (Constraints(max_switches=1), "constraints.max_switches"),
+        (Constraints(slice_layers=[(4, "group"), (2, "rack")]), "constraints.slice_layers"),
     ],
 )
 def test_an_impossible_request_is_an_infeasible_result_naming_the_constraint(
@@ -456,10 +444,31 @@ def test_an_impossible_request_is_an_infeasible_result_naming_the_constraint(
         ({"max_switches": 0}, "constraints.max_switches"),
         ({"required_level": "host"}, "constraints.required_level"),
         ({"segments": 2}, "constraints.segments"),
+        ({"slice_layers": [{"size": 3, "level": "group"}]}, "constraints.slice_layers[0].size"),
+        (
+            {"slice_layers": [{"size": 4, "level": "rack"}, {"size": 2, "level": "group"}]},
+            "constraints.slice_layers[1].level",
+        ),
+        (
+            {"slice_layers": [{"size": 4, "level": "group"}, {"size": 3, "level": "rack"}]},
+            "constraints.slice_layers[1].size",
+        ),
+        (
+            {"slice_layers": [{"size": 4, "level": "group"}], "slice_size": 2},
+            "constraints.slice_layers",
+        ),
+        ({"slice_layers": []}, "constraints.slice_layers"),
+        ({"slice_layers": [{"size": 4, "level": "pod", "x": 1}]}, "constraints.slice_layers[0].x"),
+        ({"slice_layers": [{"size": 4}]}, "constraints.slice_layers[0].level"),
+        ({"slice_layers": [{"size": 0, "level": "rack"}]}, "constraints.slice_layers[0].size"),
+        (
+            {"required_level": "rack", "slice_layers": [{"size": 2, "level": "group"}]},
+            "constraints.slice_layers[0].level",
+        ),
     ],
 )
 def test_bad_constraints_name_the_field(changes: dict, field: str) -> None:
-    with pytest.raises(InvalidInstanceError, match=field.replace(".", r"\.")):
+    with pytest.raises(InvalidInstanceError, match=re.escape(field)):
         tree_instance("x", [[[3, 3], [2]]], rows=4, cols=2, alpha=0.5, constraints=changes)
 
 

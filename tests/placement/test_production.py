@@ -108,6 +108,42 @@ def test_kueue_required_level_and_slices() -> None:
     assert none.message.startswith("constraints.required_level")
 
 
+def test_kueue_counts_no_pod_on_a_rack_without_free_nodes() -> None:
+    """Found with multi-layer slices on the 16,384-node trees: the port counted a rack with
+    no free node (a leaf domain without hostnames) as one pod, so Kueue could give it a pod
+    and then find no node for it (pending). Group g0 (racks of 0, 1, 2 free nodes) holds 3
+    pods, whole 2-slices: 2."""
+    inst = tree_instance("empty-rack", [[[0, 1, 2], [4]]], rows=2, cols=2, alpha=0.5,
+                         constraints=Constraints(slice_size=2, slice_level="group"))  # fmt: skip
+    for solver in ("placement/kueue-best-fit", "placement/kueue-least-free",
+                   "placement/kueue-balanced"):  # fmt: skip
+        result = topoopt.solve(inst, solver)
+        assert result.is_ok and not check(inst, result.solution), (solver, result.message)
+
+
+def test_kueue_multi_layer_slices_gang_of_gang() -> None:
+    """Kueue's multi-layer slices (``podset-slice-required-topology-constraints``): an 8-node
+    job in slices of 8 ranks per group, each in slices of 4 ranks per rack. Group g1 (racks
+    of 3, 3, 2 free nodes) is Kueue's best fit without the layers; it holds no whole 4-slice,
+    so with them the job takes the two racks of 4 of group g0. Kueue's multi-layer port, the
+    walk and the oracle keep every slice whole; the walk and the oracle agree."""
+    layers = Constraints(slice_layers=[(8, "group"), (4, "rack")])
+    racks = [[[4, 4, 1], [3, 3, 2]]]
+    inst = tree_instance("gang", racks, rows=4, cols=2, alpha=0.5, constraints=layers)
+    fours = {f"n0-0-{k}-{i}" for k in range(2) for i in range(4)}
+    for solver in ("placement/kueue-best-fit", "placement/kueue-least-free", "placement/levels"):
+        result = topoopt.solve(inst, solver)
+        assert result.is_ok and not check(inst, result.solution), (solver, result)
+        assert {n for row in result.solution.nodes for n in row} == fours, solver
+    oracle = topoopt.solve(inst, "placement/enumerate")
+    levels = topoopt.solve(inst, "placement/levels")
+    assert levels.status is SolutionStatus.OPTIMAL
+    assert _key(inst, levels) == _key(inst, oracle)
+    free = tree_instance("free", racks, rows=4, cols=2, alpha=0.5)
+    best_fit = topoopt.solve(free, "placement/kueue-best-fit").solution.nodes
+    assert {n.rsplit("-", 2)[0] for row in best_fit for n in row} == {"n0-1"}  # group g1
+
+
 @settings(max_examples=80, deadline=None)
 @given(small_instances(max_cells=8, max_pods=5))
 def test_slurm_tree_is_eval_nodes_tree_on_minipods(instance: PlacementInstance) -> None:

@@ -170,3 +170,22 @@ def test_import_refuses_uneven_levels_naming_the_file(tmp_path: Path) -> None:
     assert code == 2, out
     assert "uneven.conf" in out and "levels of uneven depth" in out and "'l1'" in out
     assert load_topology(conf).balanced is False
+
+
+def test_import_takes_kueue_multi_layer_slices(tmp_path: Path) -> None:
+    """``--slice-layers LEVEL:SIZE,...`` is Kueue's multi-layer slice annotation: the
+    instance keeps the layers (levels by name) and bad layers name the option or field."""
+    common = ["--topology", str(DATA / "topograph/dual-level.yaml"), "--level", "0",
+              "--free", "node[0001-0018,0037-0090]", "--dp", "16", "--tp", "8", "--pp", "2",
+              "--alpha", "0.5"]  # fmt: skip
+    code, out = _import(tmp_path, *common, "--slice-layers", "zone:16,level2:2")
+    assert code == 0, out
+    inst = topoopt.load(tmp_path / "i.json")
+    assert inst.constraints.slice_layers == (
+        (16, "topology.kubernetes.io/zone"),
+        (2, "level2"),
+    )
+    code, out = _import(tmp_path, *common, "--slice-layers", "zone")
+    assert code != 0 and "--slice-layers" in out
+    code, out = _import(tmp_path, *common, "--slice-layers", "level2:2,zone:16")
+    assert code != 0 and "constraints.slice_layers[1].level" in out

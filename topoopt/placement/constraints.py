@@ -16,6 +16,7 @@ See ``docs/levels.md``, "Constraints".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,6 +33,10 @@ def slice_rules(instance: PlacementInstance) -> list[tuple[int, int, str]]:
     if c.slice_size is not None and c.slice_size > 1:
         assert c.slice_level is not None
         out.append((c.slice_size, instance.level(c.slice_level), "constraints.slice_size"))
+    for i, (size, level_name) in enumerate(c.slice_layers or ()):
+        if size > 1:
+            field = f"constraints.slice_layers[{i}]"
+            out.append((size, instance.level(level_name), field))
     if c.segment is not None and c.segment > 1 and instance.n_nodes > c.segment:
         level: int | None = instance.n_levels - 1
         if c.block:  # Slurm topology/block: the smallest block that holds a segment
@@ -42,19 +47,28 @@ def slice_rules(instance: PlacementInstance) -> list[tuple[int, int, str]]:
 
 
 def room(instance: PlacementInstance, tree: Tree, level: int) -> np.ndarray:
-    """Free nodes each level-``level`` switch can give the job with every slice whole: a
-    slice of size ``s`` at level ``l`` needs ``s`` free nodes under one level-``l`` switch,
-    so a switch at or above ``l`` offers ``s`` times the slices its level-``l`` switches
-    hold (the least over the rules)."""
-    out = tree.capacity[level].astype(np.int64)
-    for size, at, _ in slice_rules(instance):
-        if at < level:
-            continue  # finer than a slice: any free node of the switch may take a part
-        whole = (tree.capacity[at] // size) * size
-        up = np.arange(len(whole))
-        for lv in range(at, level, -1):
-            up = tree.parent[lv][up]
-        out = np.minimum(out, np.bincount(up, weights=whole, minlength=len(out)).astype(np.int64))
+    """Free nodes each level-``level`` switch can give the job with every slice whole.
+
+    A slice of size ``s`` at level ``l`` lies whole under one level-``l`` switch, so what the
+    job takes under such a switch is a multiple of ``s``; a switch above takes the sum of its
+    children's. From the finest rule at or below ``level`` up: a switch's room is the sum of
+    its children's (its free nodes at the finest such level), rounded down to a multiple of
+    every size ruling its level (for nested rules, as Kueue's multi-layer slices, exactly the
+    whole slices it can hold; Kueue's ``fillInCountsHelper`` rounds the same way). Rules
+    coarser than ``level`` do not bind it (any free node of the switch may take a part)."""
+    rules = [(size, at) for size, at, _ in slice_rules(instance) if at >= level]
+    if not rules:
+        return tree.capacity[level].astype(np.int64)
+    finest = max(at for _, at in rules)
+    out = tree.capacity[finest].astype(np.int64)
+    for lv in range(finest, level - 1, -1):
+        if lv < finest:
+            out = np.bincount(tree.parent[lv + 1], weights=out, minlength=len(tree.capacity[lv]))
+            out = out.astype(np.int64)
+        sizes = [size for size, at in rules if at == lv]
+        if sizes:
+            unit = math.lcm(*sizes)
+            out = out // unit * unit
     return out
 
 

@@ -23,6 +23,23 @@ def _level(value: str) -> int | str:
         return value
 
 
+def _layers(text: str) -> list[tuple[int, int | str]]:
+    """A ``--slice-layers``: ``LEVEL:SIZE,...``, coarsest first (Kueue's
+    ``podset-slice-required-topology-constraints``)."""
+    out = []
+    for item in text.split(","):
+        level, _, size = item.strip().rpartition(":")
+        try:
+            out.append((int(size), _level(level)))
+        except ValueError:
+            raise InvalidOptionError(
+                f"--slice-layers: each layer is LEVEL:SIZE (e.g. block:64,rack:16), got {item!r}"
+            ) from None
+        if not level:
+            raise InvalidOptionError(f"--slice-layers: {item!r} names no level (LEVEL:SIZE)")
+    return out
+
+
 def _objective(text: str | None) -> LevelObjective:
     """A ``--levels``: ``top``, ``lex`` or ``weighted:W0,W1,...`` (one weight per level)."""
     if text is None:
@@ -61,6 +78,7 @@ def import_placement(
     preferred_level: str | None = None,
     slice_size: int | None = None,
     slice_level: str | None = None,
+    slice_layers: str | None = None,
     segment: int | None = None,
     switches: int | None = None,
     slurm_block: bool = False,
@@ -85,13 +103,15 @@ def import_placement(
         "preferred_level": None if preferred_level is None else _level(preferred_level),
         "slice_size": slice_size,
         "slice_level": None if slice_level is None else _level(slice_level),
+        "slice_layers": None if slice_layers is None else _layers(slice_layers),
         "segment": segment,
         "max_switches": switches,
         "block": True if slurm_block else None,
     }
     objective = _objective(levels)
     every_level = objective.multilevel or any(
-        given[k] is not None for k in ("required_level", "preferred_level", "slice_level")
+        given[k] is not None
+        for k in ("required_level", "preferred_level", "slice_level", "slice_layers")
     )
     if leaf_level is None and every_level:
         # a multi-level objective or a level constraint: keep every level below --level
@@ -221,6 +241,14 @@ IMPORTER = Importer(
             "--slice-level",
             "Kueue podset-slice-required-topology: each slice in one switch of this level "
             "(default: the leaves).",
+        ),
+        ImportOption(
+            "slice_layers",
+            "--slice-layers",
+            "Kueue podset-slice-required-topology-constraints (multi-layer slices): "
+            "LEVEL:SIZE,... from the coarsest layer, each slice of SIZE consecutive ranks "
+            "in one switch of LEVEL (e.g. block:64,rack:16).",
+            metavar="LEVEL:SIZE,...",
         ),
         ImportOption(
             "segment",

@@ -350,6 +350,7 @@ CONSTRAINT_FIELDS = (
     "preferred_level",
     "slice_size",
     "slice_level",
+    "slice_layers",
     "segment",
     "max_switches",
     "block",
@@ -380,6 +381,14 @@ class Constraints:
         slices of ``slice_size`` consecutive ranks, each slice inside one switch of
         ``slice_level`` (default: the leaves, Kueue's lowest level); ``slice_size`` divides
         the job.
+    slice_layers
+        Kueue ``podset-slice-required-topology-constraints`` (multi-layer slices, feature
+        gate ``TASMultiLayerTopology``): ``(size, level)`` layers, coarsest first, each a
+        slice rule as above that holds together with the others — slices of ``size``
+        consecutive ranks, each inside one switch of ``level``. Each layer's level is
+        below the one before and its size divides the one before (Kueue's rules), the
+        first size divides the job. JSON: ``[{"size": 64, "level": "block"}, ...]``. Not
+        with ``slice_size`` / ``slice_level`` (Kueue: mutually exclusive).
     segment
         Slurm ``--segment``: slices of ``segment`` consecutive ranks, each inside one leaf
         (a base block); when the job has more nodes than a segment the segment must divide
@@ -398,12 +407,15 @@ class Constraints:
     {'slice_size': 4, 'slice_level': 'rack'}
     >>> bool(Constraints()), bool(Constraints(max_switches=2))
     (False, True)
+    >>> Constraints(slice_layers=[{"size": 8, "level": "group"}, (4, "rack")]).to_dict()
+    {'slice_layers': [{'size': 8, 'level': 'group'}, {'size': 4, 'level': 'rack'}]}
     """
 
     required_level: str | int | None = None
     preferred_level: str | int | None = None
     slice_size: int | None = None
     slice_level: str | int | None = None
+    slice_layers: tuple[tuple[int, str | int], ...] | None = None
     segment: int | None = None
     max_switches: int | None = None
     block: bool | None = None
@@ -429,6 +441,14 @@ class Constraints:
             )
         if self.slice_level is not None and self.slice_size is None:
             raise InvalidInstanceError("slice_level", "needs slice_size (Kueue)")
+        if self.slice_layers is not None:
+            object.__setattr__(self, "slice_layers", _layers(self.slice_layers))
+            if self.slice_size is not None:
+                raise InvalidInstanceError(
+                    "slice_layers",
+                    "give slice_layers or slice_size / slice_level, not both (Kueue: "
+                    "podset-slice-required-topology-constraints excludes podset-slice-size)",
+                )
 
     def __bool__(self) -> bool:
         return any(getattr(self, name) is not None for name in CONSTRAINT_FIELDS)
@@ -437,15 +457,42 @@ class Constraints:
     def rank_bound(self) -> bool:
         """Whether a rule names ranks (slices, segments): then rows and columns of the
         communication matrix are no longer interchangeable."""
-        return self.slice_size is not None or self.segment is not None
+        return any(x is not None for x in (self.slice_size, self.slice_layers, self.segment))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (the fields given)."""
-        return {
+        out = {
             name: getattr(self, name)
             for name in CONSTRAINT_FIELDS
             if getattr(self, name) is not None
         }
+        if self.slice_layers is not None:
+            out["slice_layers"] = [{"size": n, "level": at} for n, at in self.slice_layers]
+        return out
+
+
+def _layers(value: Any) -> tuple[tuple[int, str | int], ...]:
+    """``slice_layers`` as ``(size, level)`` pairs, from pairs or ``{"size", "level"}``
+    objects; errors name ``slice_layers[i].<field>``."""
+    out = []
+    for i, layer in enumerate(v.as_list(value, "slice_layers", min_len=1)):
+        path = f"slice_layers[{i}]"
+        if isinstance(layer, Mapping):
+            unknown = sorted(set(layer) - {"size", "level"})
+            if unknown:
+                raise InvalidInstanceError(f"{path}.{unknown[0]}", "unknown; known: size, level")
+            size, level = v.field(layer, "size", path), v.field(layer, "level", path)
+        elif isinstance(layer, (tuple, list)) and len(layer) == 2:
+            size, level = layer
+        else:
+            raise InvalidInstanceError(path, f"must be {{'size': S, 'level': L}}, got {layer!r}")
+        size = v.as_int(size, f"{path}.size", minimum=1)
+        if isinstance(level, bool) or not isinstance(level, (str, int)) or level == "":
+            raise InvalidInstanceError(
+                f"{path}.level", f"must be a level name or index, got {level!r}"
+            )
+        out.append((size, level))
+    return tuple(out)
 
 
 def as_constraints(value: Any) -> Constraints:
@@ -716,6 +763,8 @@ class PlacementInstance(Instance["PlacementResult"]):
                     f"{resolved['slice_level']!r} is above the job's level {above!r} (Kueue: "
                     "the slice topology must be at or below the podset topology)",
                 )
+        if given.slice_layers is not None:
+            resolved["slice_layers"] = self._resolve_layers(given.slice_layers, resolved)
         if given.segment is not None and n > given.segment and n % given.segment:
             raise InvalidInstanceError(
                 "constraints.segment",
@@ -738,6 +787,47 @@ class PlacementInstance(Instance["PlacementResult"]):
                     f"{list(self.block_sizes)})",
                 )
         return Constraints(**resolved)
+
+    def _resolve_layers(
+        self, layers: tuple[tuple[int, str | int], ...], resolved: Mapping[str, Any]
+    ) -> tuple[tuple[int, str], ...]:
+        """Kueue's rules for multi-layer slices (``validateSliceRequiredTopologyConstraints
+        Annotation``, ``buildSliceSizeAtLevel``): each layer below the one before, its size
+        dividing the one before; the first size divides the job and its level is at or below
+        the job's level."""
+        names, n = self.levels, self.n_nodes
+        out: list[tuple[int, str]] = []
+        for i, (size, level) in enumerate(layers):
+            path = f"constraints.slice_layers[{i}]"
+            name = names[self.level(level, f"{path}.level")]
+            if i == 0:
+                if n % size:
+                    raise InvalidInstanceError(
+                        f"{path}.size",
+                        f"{size} does not divide the job's {n} nodes (Kueue needs whole slices)",
+                    )
+                above = resolved.get("required_level") or resolved.get("preferred_level")
+                if above is not None and names.index(above) > names.index(name):
+                    raise InvalidInstanceError(
+                        f"{path}.level",
+                        f"{name!r} is above the job's level {above!r} (Kueue: the slice "
+                        "topology must be at or below the podset topology)",
+                    )
+            else:
+                parent_size, parent = out[-1]
+                if names.index(name) <= names.index(parent):
+                    raise InvalidInstanceError(
+                        f"{path}.level",
+                        f"{name!r} must be below the layer before, {parent!r} (Kueue: layers "
+                        "from the coarsest to the finest)",
+                    )
+                if parent_size % size:
+                    raise InvalidInstanceError(
+                        f"{path}.size",
+                        f"{size} must evenly divide the parent layer size {parent_size} (Kueue)",
+                    )
+            out.append((size, name))
+        return tuple(out)
 
     @property
     def n_levels(self) -> int:

@@ -76,6 +76,18 @@ CONSTRAINTS = obj(
             "description": "Kueue podset-slice-required-topology: each slice in one switch of "
             "it (default: the leaves).",
         },
+        "slice_layers": array(
+            obj(
+                {
+                    "size": integer(1, description="Ranks per slice of this layer."),
+                    "level": {**LEVEL, "description": "Each slice in one switch of it."},
+                },
+                ("size", "level"),
+            ),
+            1,
+            description="Kueue podset-slice-required-topology-constraints: slice layers, "
+            "coarsest first, each level below and each size dividing the one before.",
+        ),
         "segment": integer(1, description="Slurm --segment: ranks per leaf-level segment."),
         "max_switches": integer(1, description="Slurm --switches: most leaves in all."),
         "block": {

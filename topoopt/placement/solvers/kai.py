@@ -161,8 +161,8 @@ class KaiSolver(Solver):
     def unsupported_reason(cls, instance: PlacementInstance) -> str | None:
         """KAI's constraints are a required and a preferred level."""
         c = instance.constraints
-        if any(getattr(c, k) is not None for k in ("slice_size", "segment", "max_switches",
-                                                    "block")):  # fmt: skip
+        if any(getattr(c, k) is not None for k in ("slice_size", "slice_layers", "segment",
+                                                    "max_switches", "block")):  # fmt: skip
             return "KAI honours a required and a preferred level only"
         return None
 

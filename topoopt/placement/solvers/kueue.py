@@ -28,7 +28,14 @@ with ``updateCountsToMinimumGeneric``; ``buildAssignment``), ``sortedDomains``,
 * The request comes from the instance's constraints: ``required_level`` is
   ``podset-required-topology``, ``preferred_level`` is ``podset-preferred-topology``,
   ``slice_size`` / ``slice_level`` are ``podset-slice-size`` /
-  ``podset-slice-required-topology``. Without a level, best-fit and balanced ask for the
+  ``podset-slice-required-topology``; ``slice_layers`` is
+  ``podset-slice-required-topology-constraints`` (multi-layer slices, feature gate
+  ``TASMultiLayerTopology``): its first layer is the slice size and level, the others give
+  ``sliceSizeAtLevel`` (``buildSliceSizeAtLevel``: every level from below the layer before
+  down to a layer's level takes that layer's size), which ``fillInCountsHelper`` rounds the
+  children's pods down to and the descent below the first layer's level distributes in
+  (balanced placement's re-count after pruning ignores them, as upstream passes ``nil``).
+  Without a level, best-fit and balanced ask for the
   level just above the leaves as *preferred* (a training job's
   ``podset-preferred-topology: block`` over racks; BestFit climbs from there as from the
   leaves, and BalancedPlacement then balances the job over the leaves), and least-free
@@ -88,6 +95,9 @@ class Request:
     unconstrained: bool
     least_free: bool = False
     """``useLeastFreeCapacityAlgorithm``: unconstrained with ``TASProfileMixed`` on."""
+    inner: dict[int, int] = field(default_factory=dict)
+    """``sliceSizeAtLevel``: the slice size of the inner layers at each level below the
+    first layer's."""
 
 
 def domain_tree(instance: PlacementInstance) -> list[list[Domain]]:
@@ -126,20 +136,26 @@ def domain_tree(instance: PlacementInstance) -> list[list[Domain]]:
     return per_level
 
 
-def fill_in_counts(roots: list[Domain], slice_size: int, slice_level: int) -> None:
-    """``fillInCounts``: a hostname domain holds 1 pod; a parent the sum of its children;
-    ``sliceCount`` is ``podCount // sliceSize`` at the slice level and the sum of the
-    children's above it (``fillInCountsHelper``, without leaders)."""
+def fill_in_counts(
+    roots: list[Domain], slice_size: int, slice_level: int, inner: dict[int, int] | None = None
+) -> None:
+    """``fillInCounts``: a hostname domain holds 1 pod; a parent the sum of its children
+    (each rounded down to a multiple of ``inner[level]``, the inner slice layer's size at
+    the child's level, when there is one); ``sliceCount`` is ``podCount // sliceSize`` at
+    the slice level and the sum of the children's above it (``fillInCountsHelper``,
+    without leaders)."""
+    inner = inner or {}
 
     def helper(domain: Domain, level: int) -> None:
-        if not domain.children:
-            domain.pod_count = 1
+        if not domain.children:  # a hostname holds one pod; a leaf without free nodes none
+            domain.pod_count = 1 if domain.pod >= 0 else 0
             domain.slice_count = domain.pod_count // slice_size if level == slice_level else 0
             return
         pods = slices = 0
+        size = inner.get(level + 1, 1)
         for child in domain.children:
             helper(child, level + 1)
-            pods += child.pod_count
+            pods += child.pod_count // size * size
             slices += child.slice_count
         domain.pod_count = pods
         domain.slice_count = pods // slice_size if level == slice_level else slices
@@ -238,6 +254,8 @@ def to_minimum(
             return result
         left -= domain.pod_count
         result.append(domain)
+    if left == 0:  # no domain and nothing to place (a domain given no pods: upstream logs
+        return result  # "unexpected remainingCount" and returns no domains)
     raise NoFit(f"{left} {'slices' if slices else 'pods'} left after every domain")
 
 
@@ -270,7 +288,9 @@ def descend(
             fit = to_minimum(below, request.count, request.slice_size, least_free, True)
             level += 1
     while level < lowest:
-        size = request.slice_size if level < request.slice_level else 1
+        size = request.slice_size
+        if level >= request.slice_level:  # below the first layer: the inner layers' sizes
+            size = request.inner.get(level + 1, 1)
         out: list[Domain] = []
         for domain in fit:
             children = sorted_domains(domain.children, least_free)
@@ -445,14 +465,22 @@ def kueue_request(instance: PlacementInstance, profile: str) -> Request:
     hostnames = instance.n_levels  # the hostname level's index
     slice_size = c.slice_size or 1
     slice_level = hostnames if c.slice_size is None else instance.level(c.slice_level or -1)
+    inner: dict[int, int] = {}
+    if c.slice_layers:  # the first layer as the slice, the others by level
+        slice_size, slice_level = c.slice_layers[0][0], instance.level(c.slice_layers[0][1])
+        above = slice_level
+        for size, name in c.slice_layers[1:]:
+            at = instance.level(name)
+            inner.update(dict.fromkeys(range(above + 1, at + 1), size))
+            above = at
     if c.required_level is not None:
         return Request(instance.n_nodes, slice_size, slice_level,
-                       instance.level(c.required_level), True, False)  # fmt: skip
+                       instance.level(c.required_level), True, False, inner=inner)  # fmt: skip
     if c.preferred_level is not None:
         return Request(instance.n_nodes, slice_size, slice_level,
-                       instance.level(c.preferred_level), False, False)  # fmt: skip
-    if c.slice_size is not None:  # slice-only: unconstrained at the highest level
-        return Request(instance.n_nodes, slice_size, slice_level, 0, False, True)
+                       instance.level(c.preferred_level), False, False, inner=inner)  # fmt: skip
+    if c.slice_size is not None or c.slice_layers:  # slices only: unconstrained at the top
+        return Request(instance.n_nodes, slice_size, slice_level, 0, False, True, inner=inner)
     if profile == "least-free":  # implied: unconstrained at the lowest level
         return Request(instance.n_nodes, 1, hostnames, hostnames, False, True)
     above_leaves = max(instance.n_levels - 2, 0)
@@ -470,7 +498,7 @@ def kueue_nodes(instance: PlacementInstance, profile: str) -> list[Domain]:
     per_level = domain_tree(instance)
     request = kueue_request(instance, profile)
     request.least_free = profile == "least-free" and request.unconstrained
-    fill_in_counts(per_level[0], request.slice_size, request.slice_level)
+    fill_in_counts(per_level[0], request.slice_size, request.slice_level, request.inner)
     found = None
     if profile == "balanced" and not request.required and not request.unconstrained:
         found = balanced(per_level, request)

@@ -519,13 +519,13 @@ class _Planner:
         caps: tuple[int, ...],
         stop_at: float | None = None,
         quick: bool = False,
-        coarse: bool = False,
+        unit: _Unit | None = None,
     ) -> _Single:
         """``placement/exact-mip`` on switches of free nodes ``caps`` (cached by ``caps``),
         stopped once its walk over target pairs reaches ``stop_at``; ``quick`` gives it at
-        most :data:`QUICK_S`. With ``coarse`` the job is the coarse one of the slices
+        most :data:`QUICK_S`. With a ``unit`` the job is the coarse one of its slices
         (:class:`_Units`) and ``caps`` count whole slices."""
-        key = (coarse, *caps)
+        key = (0 if unit is None else unit.size, *caps)
         cached = self.singles.get(key)
         if cached is not None and (
             cached.proven
@@ -537,8 +537,8 @@ class _Planner:
 
         inst, ctx = self.inst, self.ctx
         rows, cols = inst.rows, inst.cols
-        if coarse and self.units is not None:
-            rows, cols = self.units.rows, self.units.cols
+        if unit is not None:
+            rows, cols = unit.rows, unit.cols
         level = PlacementInstance(
             "level",
             tuple(Minipod(f"s{i}", c) for i, c in enumerate(caps)),
@@ -607,7 +607,7 @@ class _Planner:
         else:
             return leaves, ""
         caps = tuple(int(leaf_room[k]) for k in chosen)
-        single = self.single(caps, coarse=False)
+        single = self.single(caps)
         grid = np.asarray(chosen, dtype=np.int64)[single.matrix]
         return (
             grid,
@@ -817,11 +817,10 @@ class _Planner:
     ) -> _Candidate:
         """The job spanning the switches ``kids`` of ``level``: exact there, then down (or a
         cut class when ``placement/exact-mip`` proves that level worse than ``incumbent``)."""
-        units = self.units
-        coarse = units is not None and level <= units.level
-        divisor = units.size if coarse and units is not None else 1
+        unit = self.unit_at(level)
+        divisor = 1 if unit is None else unit.size
         caps = tuple(int(self.room[level][k]) // divisor for k in kids)
-        single = self.single(caps, self._stop_at(level, incumbent), quick, coarse)
+        single = self.single(caps, self._stop_at(level, incumbent), quick, unit)
         if single.stopped:
             cheap = list(self._split_cheap(level, kids))
             cheap[level] = max(cheap[level], single.bound)
@@ -830,7 +829,7 @@ class _Planner:
             assert incumbent is not None
             return self._cut(tuple(cheap), incumbent.leaves)
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
-        leaves = self.walk(level, grid, coarse)
+        leaves = self.walk(level, grid, unit)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
         conditional, better = self.conditional(level, kids, single, scores)
         if better is not None:
@@ -855,13 +854,14 @@ class _Planner:
                 bound = max(bound, self.within(level, kids, single.bound, lv))
             if proving and round(bound, DIGITS) < round(scores[lv], DIGITS):
                 if not self.out_of_time():
-                    if units is not None and lv <= units.level:
+                    here = self.unit_at(lv)
+                    if here is not None:
                         in_units = tuple(
-                            int(self.room[lv][c]) // units.size
+                            int(self.room[lv][c]) // here.size
                             for c in current
-                            if self.room[lv][c] >= units.size
+                            if self.room[lv][c] >= here.size
                         )
-                        bound = max(bound, self.single(in_units, coarse=True).bound)
+                        bound = max(bound, self.single(in_units, unit=here).bound)
                     else:
                         bound = max(bound, self.single(below).bound)
                 # for lex a level left unproven leaves the levels below unprovable
@@ -942,25 +942,29 @@ class _Planner:
                 better = (leaves, found)
         return bound, better
 
-    def walk(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
-        """From the switches of ``level`` of every cell (of every coarse cell when
-        ``coarse``) down to the leaves, one level at a time: each switch's cells on its
-        children (:func:`assign_leaves`); coarse cells become cells at the slices' level."""
-        units = self.units
+    def unit_at(self, level: int) -> _Unit | None:
+        """The coarse cells the walk places at ``level`` (see :class:`_Units`)."""
+        return None if self.units is None else self.units.at(level)
+
+    def walk(self, level: int, grid: np.ndarray, unit: _Unit | None = None) -> np.ndarray:
+        """From the switches of ``level`` of every cell (of every coarse cell of ``unit``)
+        down to the leaves, one level at a time: each switch's cells on its children
+        (:func:`assign_leaves`); at a slice layer's level its coarse cells become those of
+        the next layer (or cells)."""
         for lv in range(level, self.levels - 1):
-            if coarse and units is not None and lv == units.level:
-                grid, coarse = units.expand(grid), False
-            grid = self.step(lv, grid, coarse)
-        if coarse and units is not None:
-            grid = units.expand(grid)
+            if unit is not None and lv == unit.level:
+                finer = self.unit_at(lv + 1)
+                grid, unit = unit.expand(grid, finer), finer
+            grid = self.step(lv, grid, unit)
+        if unit is not None:
+            grid = unit.expand(grid, None)
         return grid
 
-    def step(self, level: int, grid: np.ndarray, coarse: bool = False) -> np.ndarray:
+    def step(self, level: int, grid: np.ndarray, unit: _Unit | None = None) -> np.ndarray:
         """Each level-``level`` switch's cells on its children with room (for coarse cells:
         room for whole slices)."""
         inst = self.inst
-        units = self.units if coarse else None
-        size = units.size if units is not None else 1
+        size = unit.size if unit is not None else 1
         used = sorted(set(grid.ravel().tolist()))
         index = {s: i for i, s in enumerate(used)}
         kids = [
@@ -992,12 +996,12 @@ class _Planner:
 
 
 @dataclass(frozen=True)
-class _Units:
-    """Slices as coarse cells, for the walk at and above the slices' level: ``size`` ranks
-    of one slice go together into one switch of ``level``. Two shapes keep the coarse job a
+class _Unit:
+    """One slice rule as coarse cells, for the walk at and above its level: ``size`` ranks of
+    one slice go together into one switch of ``level``. Two shapes keep the coarse job a
     matrix whose spreads are the job's: a slice inside a column (``size`` divides ``rows``:
-    coarse cell ``(r // size, c)``), or a run of whole columns (``size = m * rows`` with
-    ``m`` dividing ``cols``: coarse cell ``(0, c // m)``)."""
+    coarse cell ``(r // size, c)``, ``down = size``), or a run of whole columns (``size = m *
+    rows`` with ``m`` dividing ``cols``: coarse cell ``(0, c // m)``, ``across = m``)."""
 
     size: int
     level: int
@@ -1006,32 +1010,53 @@ class _Units:
     down: int
     across: int
 
+    def expand(self, grid: np.ndarray, finer: _Unit | None) -> np.ndarray:
+        """The coarse cells of ``finer`` (cells when ``None``) from these: each coarse cell's
+        parts with it (a finer slice lies inside one of these, see :class:`_Units`)."""
+        down, across = (1, 1) if finer is None else (finer.down, finer.across)
+        return np.repeat(np.repeat(grid, self.down // down, axis=0), self.across // across, axis=1)
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The slice rules as nested coarse cells, coarsest first: at level ``l`` the walk places
+    the coarse cells of the first rule at ``l`` or below (none below the finest rule). It
+    needs the rules to nest — each at a finer level than the one before and of a size that
+    divides it (Kueue's multi-layer slices, or one rule) — so that a slice of a layer lies
+    inside one slice of the layer before and the coarse cells split into finer ones."""
+
+    chain: tuple[_Unit, ...]
+
     @staticmethod
     def of(instance: PlacementInstance) -> _Units | None:
-        """The coarse cells of the instance's one slice rule, ``None`` without one.
+        """The coarse cells of the instance's slice rules, ``None`` without one.
 
         Raises
         ------
         ValueError
-            When the walk cannot keep the slices whole (two rules, or a slice across
+            When the walk cannot keep the slices whole (rules that do not nest, as a Kueue
+            slice and a Slurm segment of sizes that do not divide, or a slice across
             columns that are not whole): :class:`LevelsSolver` then falls back.
         """
-        rules = slice_rules(instance)
+        rules = sorted(slice_rules(instance), key=lambda rule: (rule[1], -rule[0]))
         if not rules:
             return None
-        if len(rules) > 1:
-            raise ValueError("two slice rules (a slice and a segment)")
-        size, level, field = rules[0]
         rows, cols = instance.rows, instance.cols
-        if rows % size == 0:
-            return _Units(size, level, rows // size, cols, size, 1)
-        if size % rows == 0 and cols % (size // rows) == 0:
-            return _Units(size, level, 1, cols // (size // rows), rows, size // rows)
-        raise ValueError(f"{field} {size} cuts columns of {rows} nodes")
+        chain: list[_Unit] = []
+        for size, level, field in rules:
+            if chain and (level <= chain[-1].level or chain[-1].size % size):
+                raise ValueError(f"slice rules that do not nest ({field} within the one above)")
+            if rows % size == 0:
+                chain.append(_Unit(size, level, rows // size, cols, size, 1))
+            elif size % rows == 0 and cols % (size // rows) == 0:
+                chain.append(_Unit(size, level, 1, cols // (size // rows), rows, size // rows))
+            else:
+                raise ValueError(f"{field} {size} cuts columns of {rows} nodes")
+        return _Units(tuple(chain))
 
-    def expand(self, grid: np.ndarray) -> np.ndarray:
-        """The cells' switches from the coarse cells' (each coarse cell's cells with it)."""
-        return np.repeat(np.repeat(grid, self.down, axis=0), self.across, axis=1)
+    def at(self, level: int) -> _Unit | None:
+        """The coarsest unit whose level is ``level`` or below, ``None`` below them all."""
+        return next((unit for unit in self.chain if unit.level >= level), None)
 
 
 def _slices_in_order(instance: PlacementInstance, tree: Tree) -> Placement | None:

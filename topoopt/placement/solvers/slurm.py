@@ -236,7 +236,8 @@ class SlurmTreeEvalSolver(Solver):
         """Only ``max_switches`` (``--switches``) is a topology/tree request."""
         c = instance.constraints
         if any(getattr(c, k) is not None for k in ("required_level", "preferred_level",
-                                                    "slice_size", "segment", "block")):  # fmt: skip
+                                                    "slice_size", "slice_layers", "segment",
+                                                    "block")):  # fmt: skip
             return "topology/tree honours only --switches (constraints.max_switches)"
         return None
 
@@ -421,7 +422,8 @@ class SlurmBlockSolver(Solver):
         """Honours ``segment`` (and ``block``) only."""
         c = instance.constraints
         if any(getattr(c, k) is not None for k in ("required_level", "preferred_level",
-                                                    "slice_size", "max_switches")):  # fmt: skip
+                                                    "slice_size", "slice_layers",
+                                                    "max_switches")):  # fmt: skip
             return "topology/block honours only --segment (constraints.segment)"
         return None
 

@@ -165,8 +165,8 @@ class VolcanoSolver(Solver):
         """Volcano's requests are a required level (hard mode, ``highestTierAllowed``) or a
         preferred one (soft mode)."""
         c = instance.constraints
-        if any(getattr(c, k) is not None for k in ("slice_size", "segment", "max_switches",
-                                                    "block")):  # fmt: skip
+        if any(getattr(c, k) is not None for k in ("slice_size", "slice_layers", "segment",
+                                                    "max_switches", "block")):  # fmt: skip
             return "Volcano honours only a required level (hard mode) or a preferred one (soft)"
         return None
 
