@@ -17,6 +17,9 @@ from the records by :func:`report`, a pure function):
   scales with the cluster.
 * ``real`` — the topograph test models and Slurm's example files, 60 % of the nodes free
   (seeded), a job of about half the free nodes.
+* ``slices`` — the ``goal`` trees with Kueue's multi-layer slices
+  (``podset-slice-required-topology-constraints``, :data:`SLICED`): ``placement/levels``
+  beside the Kueue placers (the others do not take slices).
 
 Each solve is timed around :func:`topoopt.solve` (instance checks, evaluation and metrics
 included); ``placement/levels`` gets ``--limit`` seconds and one solver thread, the placers
@@ -40,6 +43,7 @@ import topoopt
 from topoopt.placement import PlacementInstance
 from topoopt.placement.cluster import from_topology
 from topoopt.placement.generate import levels_tree
+from topoopt.placement.instance import Constraints
 from topoopt.topology import load_topology
 
 HERE = Path(__file__).parent
@@ -58,6 +62,11 @@ PLACERS = [
     "placement/kai",
 ]
 OURS = "placement/levels"
+SLICED = [((64, 8), [(64, "group"), (8, "rack")]), ((128, 8), [(256, "pod"), (8, "rack")])]
+"""Jobs of the ``slices`` part and their layers (``size``, level), coarsest first: 512 nodes
+in slices of 64 per group (a column) and 8 per rack, 1,024 in slices of 256 per pod (two
+columns) and 8 per rack."""
+KUEUE = [p for p in PLACERS if p.startswith("placement/kueue")]
 REAL = [
     "tests/topology/data/topograph/dual-level.yaml",
     "tests/topology/data/topograph/large.yaml",
@@ -120,7 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--limit", type=float, default=10.0)
-    parser.add_argument("--parts", default="goal,growth,real")
+    parser.add_argument("--parts", default="goal,growth,real,slices")
     parser.add_argument("--out", type=Path, default=HERE / "levels.ndjson")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -144,6 +153,15 @@ def main() -> None:
                 for (rows, cols), pods in itertools.product(GROWTH, (1, 2, 4, 8)):
                     inst = levels_tree(seed=seed, pods=pods, rows=rows, cols=cols, objective="lex")
                     emit(run("growth", inst[0], OURS, args.limit))
+            if "slices" in parts:
+                for (rows, cols), layers in SLICED:
+                    inst = dataclasses.replace(
+                        goal_instance(seed, rows, cols),
+                        block_sizes=(),
+                        constraints=Constraints(slice_layers=layers),
+                    )
+                    for solver in (OURS, *KUEUE):
+                        emit(run("slices", inst, solver, args.limit))
             if "real" in parts:
                 for path in REAL:
                     inst = real_instance(path, seed)
@@ -202,6 +220,25 @@ def _versus(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _by_job(records: list[dict[str, Any]]) -> list[str]:
+    """One row per job and solver: placed, proven, median time, mean scores."""
+    lines = ["| job | solver | placed | proven | time (median) | scores pod / group / rack |"]
+    lines.append("|---|---|---|---|---|---|")
+    for job in dict.fromkeys(r["job"] for r in records):
+        for solver in dict.fromkeys(r["solver"] for r in records):
+            rows = [r for r in records if r["job"] == job and r["solver"] == solver]
+            placed = [r for r in rows if r["status"] in ("optimal", "feasible")]
+            proven = sum(r["status"] == "optimal" for r in rows)
+            times = [r["wall_s"] for r in rows if "wall_s" in r]
+            nodes = rows[0].get("job_nodes", "")
+            lines.append(
+                f"| {job} ({nodes}) | {solver} | {len(placed)}/{len(rows)} | "
+                f"{proven if solver == OURS else '-'} | "
+                f"{statistics.median(times):.3f} s | {_scores(placed)} |"
+            )
+    return lines
+
+
 def report(records: list[dict[str, Any]]) -> str:
     """``levels.md`` from the records."""
     lines = ["# Placement at every level (issue #30)", ""]
@@ -218,22 +255,19 @@ def report(records: list[dict[str, Any]]) -> str:
     goal = [r for r in records if r["part"] == "goal"]
     if goal:
         lines += ["", "## 16,384 nodes, fragmented (4 x 16 x 16 x 16), lex, alpha 0.5", ""]
+        lines += _by_job(goal)
+    sliced = [r for r in records if r["part"] == "slices"]
+    if sliced:
+        lines += ["", "## The same trees, Kueue multi-layer slices", ""]
         lines.append(
-            "| job | solver | placed | proven | time (median) | scores pod / group / rack |"
+            "Slices (size per level, coarsest first): "
+            + "; ".join(
+                f"{rows}x{cols}: " + ", ".join(f"{n} per {at}" for n, at in layers)
+                for (rows, cols), layers in SLICED
+            )
+            + "."
         )
-        lines.append("|---|---|---|---|---|---|")
-        for job in dict.fromkeys(r["job"] for r in goal):
-            for solver in dict.fromkeys(r["solver"] for r in goal):
-                rows = [r for r in goal if r["job"] == job and r["solver"] == solver]
-                placed = [r for r in rows if r["status"] in ("optimal", "feasible")]
-                proven = sum(r["status"] == "optimal" for r in rows)
-                times = [r["wall_s"] for r in rows if "wall_s" in r]
-                nodes = rows[0].get("job_nodes", "")
-                lines.append(
-                    f"| {job} ({nodes}) | {solver} | {len(placed)}/{len(rows)} | "
-                    f"{proven if solver == OURS else '-'} | "
-                    f"{statistics.median(times):.3f} s | {_scores(placed)} |"
-                )
+        lines += ["", *_by_job(sliced)]
     growth = [r for r in records if r["part"] == "growth"]
     if growth:
         lines += ["", "## Growth with the cluster (1, 2, 4, 8 pods of 16 x 16 x 16)", ""]
