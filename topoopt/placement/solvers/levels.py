@@ -880,12 +880,13 @@ class _Planner:
         """For ``lex``, the bound of level ``level + 1`` among the placements whose split
         ``level`` scores its proven optimum, where one side stays whole in the split's
         switches (:func:`~topoopt.placement.whole_side.conditional_floor`), and a placement
-        of the class that beats ``scores`` with its leaves and scores (or ``None``). Bound 0
-        when it does not apply (``weighted``, constraints, no level below, split unproven)."""
+        of the class that beats ``scores`` with its leaves and scores (or ``None``; for
+        ``weighted`` too, by the weighted sum). Bound 0 when it does not apply
+        (``weighted``: it holds only given the split's optimum; constraints, no level
+        below, split unproven)."""
         last = level + 1
         if (
-            self.inst.objective.mode == "weighted"
-            or self.inst.constraints
+            self.inst.constraints
             or last >= self.levels
             or not single.proven
             or round(scores[level], DIGITS) != round(single.bound, DIGITS)
@@ -940,6 +941,8 @@ class _Planner:
             found = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
             if self.key(found) < self.key(better[1] if better is not None else scores):
                 better = (leaves, found)
+        if self.inst.objective.mode == "weighted":
+            bound = 0.0  # a weighted bound holds for every placement, not only these
         return bound, better
 
     def unit_at(self, level: int) -> _Unit | None:
