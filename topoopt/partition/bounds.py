@@ -35,21 +35,23 @@ group present at several levels counts once per level), ``cut(π) = Σ_N c_N δ(
    the root): a dynamic program over the tree of groups (:func:`tree_minimum`).
 3. **Spreading metric** (:func:`spreading_bound`): per level, the LP of edge lengths whose balls
    of radius 1 hold at most the largest group capacity (the LP of
-   ``benchmarks/partition/spreading_bound.py``); ``Σ_j δ_j LP_j``.
+   ``benchmarks/partition/spreading_bound.py``) and together at most the largest
+   ``Σ_G s_G²`` the level's groups allow (:func:`squared_sizes`); ``Σ_j δ_j LP_j``.
 
 4. **Column generation** (:mod:`topoopt.partition.colgen`, option ``columns``): the
    Lagrangian (Farley) bound of the Dantzig–Wolfe master over the tree of groups, a vertex set
    per group with its cardinality range, certified at every round.
 
-:func:`lower_bounds` runs 1, 2, 4 and 3 in that order within a deadline and yields each bound
-as it is proven, with a sentence saying how it was obtained.
+:func:`lower_bounds` runs 3 (the strongest where it applies, up to
+:data:`SPREADING_MAX_VERTICES` vertices), 1, 2 and 4 in that order within a deadline and
+yields each bound as it is proven, with a sentence saying how it was obtained.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
@@ -281,10 +283,34 @@ def profile_bound(instance: PartitionInstance, phi: dict[int, float]) -> float:
     return max(0.0, tree_minimum(hierarchy(instance), size_cost, total, step))
 
 
-def spreading_level(instance: PartitionInstance, capacity: float) -> float:
+def squared_sizes(need: float, capacities: Sequence[float]) -> float:
+    """The most ``Σ_G s_G²`` over group sizes ``0 ≤ s_G ≤ K_G`` with ``Σ_G s_G = need``: fill
+    the largest groups first (a convex function is largest at the vertex whose sizes
+    majorise every other feasible vector's).
+
+    Examples
+    --------
+    >>> squared_sizes(10, [4, 8, 2])
+    68.0
+    """
+    left, out = float(need), 0.0
+    for size in sorted(capacities, reverse=True):
+        take = min(float(size), left)
+        out += take * take
+        left -= take
+    return out
+
+
+def spreading_level(
+    instance: PartitionInstance,
+    capacity: float,
+    squares: float | None = None,
+    time_limit: float | None = None,
+) -> float:
     """``LP_j`` of the spreading-metric relaxation for the largest group capacity ``capacity``
-    (``benchmarks/partition/spreading_bound.py`` writes the LP out); the dual bound of HiGHS'
-    interior point method, 0 when it does not finish."""
+    and, when given, the bound ``squares`` on ``Σ_s g_s · ball(s)`` (:func:`squared_sizes`;
+    ``benchmarks/partition/spreading_bound.py`` writes the LP out); the dual bound of HiGHS'
+    interior point method, 0 when it does not finish (within ``time_limit`` seconds)."""
     import highspy
 
     n = instance.n_vertices
@@ -296,6 +322,8 @@ def spreading_level(instance: PartitionInstance, capacity: float) -> float:
     highs = quiet_highs()
     highs.setOptionValue("solver", "ipm")
     highs.setOptionValue("threads", 1)
+    if time_limit is not None:
+        highs.setOptionValue("time_limit", max(time_limit, 1e-3))
     upper = np.ones(cols)
     upper[z0:] = highspy.kHighsInf
     upper[d0 + np.arange(n) * (n + 1)] = 0.0
@@ -324,6 +352,11 @@ def spreading_level(instance: PartitionInstance, capacity: float) -> float:
         value.append(g)
         lower.append(-highspy.kHighsInf)
         upper_rows.append(capacity)
+    if squares is not None:  # the balls together: Σ_s g_s Σ_v g_v z_sv ≤ max Σ_G s_G²
+        index.append(z0 + np.arange(n * n))
+        value.append(np.outer(g, g).ravel())
+        lower.append(-highspy.kHighsInf)
+        upper_rows.append(squares)
     starts = np.cumsum([0] + [len(i) for i in index[:-1]]).astype(np.int32)
     highs.addRows(
         len(index),
@@ -342,17 +375,33 @@ def spreading_level(instance: PartitionInstance, capacity: float) -> float:
     return max(0.0, float(highs.getInfo().objective_function_value) * (1 - 1e-6))
 
 
-def spreading_bound(instance: PartitionInstance) -> float:
-    """``Σ_j δ_j LP_j`` over the levels whose largest group cannot hold the job."""
+def spreading_bound(instance: PartitionInstance, deadline: float | None = None) -> float:
+    """``Σ_j δ_j LP_j`` over the levels whose largest group cannot hold the job, each LP with
+    the balls' aggregate bound (:func:`squared_sizes` of the level's group capacities); the
+    last of :func:`spreading_bounds` (levels cut off by ``deadline`` count 0)."""
+    return max(spreading_bounds(instance, deadline), default=0.0)
+
+
+def spreading_bounds(instance: PartitionInstance, deadline: float | None = None) -> Iterator[float]:
+    """The partial sums of :func:`spreading_bound`, one per level solved, the levels of
+    largest ``δ_j`` first, each LP within the time left before ``deadline``
+    (``time.perf_counter()``): every partial sum is a bound (a level left out adds
+    ``δ_j T_j(π) ≥ 0``)."""
     steps = level_steps(instance.graph.levels)
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
-    bound = 0.0
+    todo = []
     for j, part in enumerate(instance.graph.hierarchy[: len(steps)]):
-        largest = max(sum(capacity[c] for c in group) for group in part)
-        if largest < need:
-            bound += steps[j] * spreading_level(instance, largest)
-    return bound
+        sizes = [sum(capacity[c] for c in group) for group in part]
+        if max(sizes) < need:
+            todo.append((steps[j], max(sizes), squared_sizes(need, sizes)))
+    bound = 0.0
+    for step, largest, squares in sorted(todo, key=lambda level: -level[0]):
+        limit = None if deadline is None else deadline - time.perf_counter()
+        if limit is not None and limit <= 0:
+            return
+        bound += step * spreading_level(instance, largest, squares, limit)
+        yield bound
 
 
 def profile_sizes(instance: PartitionInstance, where: list[int] | None) -> list[int]:
@@ -418,6 +467,12 @@ def lower_bounds(
 
     best = 0.0
     graph = instance.graph
+    # 3. the spreading metric first: the strongest bound where it applies
+    if spreading and instance.n_vertices <= SPREADING_MAX_VERTICES:
+        for value in spreading_bounds(instance, deadline):
+            if value > best:
+                best = value
+                yield Bound(value, "spreading-metric LP")
     sizes = profile_sizes(instance, where)
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
@@ -453,12 +508,6 @@ def lower_bounds(
             if found.value > best:
                 best = found.value
                 yield found
-    # 3. the spreading metric
-    if spreading and instance.n_vertices <= SPREADING_MAX_VERTICES and left() > 0:
-        value = spreading_bound(instance)
-        if value > best:
-            best = value
-            yield Bound(value, "spreading-metric LP")
 
 
 __all__ = [
