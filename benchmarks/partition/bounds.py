@@ -65,10 +65,12 @@ the lower bound the run proved (heuristics prove none); gap: (cut − bound) / c
 time limit (s; "—": none); time: wall seconds of the call. `partition/heuristic-ilp` runs on the
 instance with random intra-cluster data added (`with_intra`, the same eq. 9 problem; its cut is
 greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 --solvers
-partition/mip`, default options: bounds (B1)–(B3), no column generation); the other rows are
-the previous session's records (`partition/bound` 60 s, `partition/genetic` 30 s; those
-solvers are unchanged by default). The 128-unit files are `instances/partition/table2-128`,
-the 512-unit ones `instances/partition/table2-512` (seed 0).
+partition/mip`, default options: bounds (B1)–(B3), B3 with its aggregate row and first when
+its LPs have the time, no column generation; the 512-unit runs are the previous stop's, the
+code path there is unchanged); `partition/bound` with 60 s (128 units re-run this stop: at
+60 s B3 goes last and gets no time); `partition/genetic` (30 s) and the heuristics are
+earlier records (those solvers are unchanged). The 128-unit files are
+`instances/partition/table2-128`, the 512-unit ones `instances/partition/table2-512` (seed 0).
 
 """
 

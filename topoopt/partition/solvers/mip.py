@@ -48,9 +48,11 @@ BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
 """The same share when the spreading-metric LP applies (at most
-:data:`~topoopt.partition.bounds.SPREADING_MAX_VERTICES` vertices): it is the strongest bound
-there, its LPs take 20-80 s each at 128 units, and in the MIP's 150 s at 128 units neither
-backend proved more than 0.001 nor improved greedy-lowcut's cut (``docs/partition.md``)."""
+:data:`~topoopt.partition.bounds.SPREADING_MAX_VERTICES` vertices) and has, within it, the
+time it is expected to take (:func:`~topoopt.partition.bounds.spreading_seconds`; it then
+goes first): it is the strongest bound there, its LPs take 20-80 s each at 128 units, and in
+the MIP's 150 s at 128 units neither backend proved more than 0.001 nor improved
+greedy-lowcut's cut (``docs/partition.md``)."""
 ISOLATE_ASSIGNMENTS = 512
 """Under a time limit, instances with at least this many assignment variables (vertices ×
 clusters) are solved in a child process killed at the deadline."""
@@ -129,14 +131,19 @@ class PartitionMipSolver(MipSolver):
         MIP warm started from ``start`` (if ``mip``; otherwise ``start`` is the answer), within
         the time left in ``ctx``; ``report`` receives each proven bound and the final answer as
         plain data (the child process writes them to its parent)."""
-        from topoopt.partition.bounds import SPREADING_MAX_VERTICES, lower_bounds
+        from topoopt.partition.bounds import (
+            SPREADING_MAX_VERTICES,
+            lower_bounds,
+            spreading_seconds,
+        )
 
         incumbent = None if start is None else evaluate(instance, start)
         best, method = 0.0, ""
         if bounds:
             left = ctx.time_left()
             share = BOUND_SHARE
-            if instance.n_vertices <= SPREADING_MAX_VERTICES:
+            spreading_first = SPREADING_SHARE * left >= spreading_seconds(instance)
+            if instance.n_vertices <= SPREADING_MAX_VERTICES and spreading_first:
                 share = SPREADING_SHARE
             share = share if mip else 1.0
             deadline = None if math.isinf(left) else time.perf_counter() + share * left
