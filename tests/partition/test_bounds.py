@@ -176,3 +176,38 @@ def test_mip_with_column_generation_equals_oracle(backend: str, seed: int) -> No
     if oracle.objective is not None:
         assert mip.objective == pytest.approx(oracle.objective, rel=1e-9, abs=1e-9)
         assert mip.bound <= oracle.objective + 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_safe_dual_bound_is_below_the_lp_optimum_for_any_multipliers(data: st.DataObject) -> None:
+    """``safe_dual_bound`` (the spreading LP's certificate) is at most the optimum of a random
+    bounded LP for any multipliers, and reaches it at the optimal duals."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    rows, cols = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    number = st.floats(-3, 3, allow_nan=False).map(lambda x: round(x, 2))
+    a = np.array(data.draw(st.lists(number, min_size=rows * cols, max_size=rows * cols)))
+    a = a.reshape(rows, cols)
+    cost = np.array(data.draw(st.lists(number, min_size=cols, max_size=cols)))
+    lo = np.array(data.draw(st.lists(st.sampled_from([-np.inf, -1.0, 0.0]), min_size=rows,
+                                     max_size=rows)))  # fmt: skip
+    up = np.array(data.draw(st.lists(st.sampled_from([np.inf, 1.0, 2.0]), min_size=rows,
+                                     max_size=rows)))  # fmt: skip
+    columns = (np.zeros(cols), np.ones(cols))
+    a_ub = np.vstack([a[np.isfinite(up)], -a[np.isfinite(lo)]])
+    b_ub = np.concatenate([up[np.isfinite(up)], -lo[np.isfinite(lo)]])
+    solved = linprog(cost, A_ub=a_ub if len(b_ub) else None, b_ub=b_ub if len(b_ub) else None,
+                     bounds=[(0, 1)] * cols, method="highs")  # fmt: skip
+    if solved.status != 0:
+        return  # infeasible: nothing to bound
+    y = np.array(data.draw(st.lists(number, min_size=rows, max_size=rows)))
+    bound = bounds.safe_dual_bound(sp.csr_matrix(a), (lo, up), columns, cost, y)
+    assert bound <= solved.fun + 1e-7
+    duals = np.zeros(rows)  # linprog's duals of A_ub rows (<= 0) back to y on A x
+    marg = solved.ineqlin.marginals
+    duals[np.isfinite(up)] += marg[: int(np.isfinite(up).sum())]
+    duals[np.isfinite(lo)] -= marg[int(np.isfinite(up).sum()) :]
+    best = bounds.safe_dual_bound(sp.csr_matrix(a), (lo, up), columns, cost, duals)
+    assert best == pytest.approx(solved.fun, abs=1e-6)
