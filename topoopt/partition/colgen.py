@@ -58,7 +58,7 @@ from topoopt.core.backends import quiet_highs
 from topoopt.partition.bounds import Bound, hierarchy
 from topoopt.partition.instance import PartitionInstance
 
-BOX = 0.5
+BOX = 0.125
 """Initial half-width of the dual box, in units of ``median_N c_N · mean_e t_e`` (the cost of
 moving a typical vertex)."""
 HEURISTIC_ROUNDS = 5
