@@ -234,6 +234,7 @@ def test_pricing_after_another_thread_count_still_bounds() -> None:
     inst = small(seed=0, count=1)[0]
     problem = colgen.Problem.of(inst)
     prize = np.linspace(-0.05, 0.05, inst.n_vertices)
+    highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
     other = quiet_highs()
     other.setOptionValue("threads", 2)
     other.addVar(0.0, 1.0)
@@ -245,3 +246,23 @@ def test_pricing_after_another_thread_count_still_bounds() -> None:
             assert bound <= least + 1e-9 and found, (group, bound, least)
     finally:
         highspy.Highs.resetThreadScheduler(True)  # blocking: the next run starts a new one
+
+
+def test_spreading_bound_after_another_thread_count() -> None:
+    """The spreading LP still runs after HiGHS started its scheduler with another thread count
+    (it once returned 0 then)."""
+    import highspy
+
+    from topoopt.core.backends import quiet_highs
+
+    inst = small(seed=1, count=1)[0]
+    before = bounds.spreading_bound(inst)
+    highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
+    other = quiet_highs()
+    other.setOptionValue("threads", 2)
+    other.addVar(0.0, 1.0)
+    try:
+        other.run()
+        assert bounds.spreading_bound(inst) == pytest.approx(before)
+    finally:
+        highspy.Highs.resetThreadScheduler(True)

@@ -293,9 +293,8 @@ def spreading_level(instance: PartitionInstance, capacity: float) -> float:
     m = len(traffic)
     d0, z0 = m, m + n * n
     cols = m + 2 * n * n
-    highs = quiet_highs()
+    highs = quiet_highs()  # no "threads": HiGHS refuses to run when it differs from the scheduler
     highs.setOptionValue("solver", "ipm")
-    highs.setOptionValue("threads", 1)
     upper = np.ones(cols)
     upper[z0:] = highspy.kHighsInf
     upper[d0 + np.arange(n) * (n + 1)] = 0.0
