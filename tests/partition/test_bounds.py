@@ -211,3 +211,93 @@ def test_safe_dual_bound_is_below_the_lp_optimum_for_any_multipliers(data: st.Da
     duals[np.isfinite(lo)] -= marg[int(np.isfinite(up).sum()) :]
     best = bounds.safe_dual_bound(sp.csr_matrix(a), (lo, up), columns, cost, duals)
     assert best == pytest.approx(solved.fun, abs=1e-6)
+
+
+def _admissible_values(
+    problem: colgen.Problem, group: int, prize: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The least ``c δ(S) − prize(S)`` over admissible sets (brute force) and every set's
+    value without the cardinality (``inf`` where inadmissible, as a second array)."""
+    nv = len(prize)
+    masks = ((np.arange(2**nv)[:, None] >> np.arange(nv)) & 1).astype(bool)
+    cut = (masks[:, problem.heads] != masks[:, problem.tails]) @ problem.traffic
+    values = problem.cost[group] * cut - masks @ prize
+    size = masks @ problem.gpus
+    ok = (size >= problem.low[group]) & (size <= problem.high[group])
+    return float(values[ok].min()) if ok.any() else math.inf, values
+
+
+_PRIZES = st.lists(st.floats(-3.0, 3.0), min_size=8, max_size=8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=st.one_of(seeded_small(), packing_instances()), raw=_PRIZES, data=st.data())
+def test_pricing_bounds_and_sets(
+    inst: PartitionInstance, raw: list[float], data: st.DataObject
+) -> None:
+    """The exact pricing's bound is at most the least admissible value (brute force), every
+    set of every pricing heuristic is admissible, and the min cut minimises its objective."""
+    problem = colgen.Problem.of(inst)
+    if len(problem.cost) == 0 or inst.n_vertices == 0:
+        return
+    group = data.draw(st.integers(0, len(problem.cost) - 1))
+    prize = np.array(raw[: inst.n_vertices]) * float(problem.cost[group] + 0.1)
+    least, values = _admissible_values(problem, group, prize)
+    bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
+    assert bound <= least + 1e-6 * max(1.0, abs(least))
+    master = colgen.Master(problem, inst.n_vertices, 1.0)
+    sets = [*found, *colgen.heuristic_columns(problem, group, prize)]
+    sets += colgen.grown_columns(problem, group, prize, np.arange(inst.n_vertices))
+    for mask in sets:
+        master.add(group, mask)
+    sets += colgen.pool_columns(problem, group, prize, master.pool(group))
+    for mask in sets:
+        assert problem.low[group] <= problem.gpus[mask].sum() <= problem.high[group]
+    weight = float(problem.cost[group])
+    cut = colgen.min_cut(problem, weight, prize)
+    free = weight * problem.boundary(cut) - prize[cut].sum()
+    assert free <= values.min() + 1e-6 * max(1.0, float(np.abs(values).max()))
+
+
+def test_pricing_after_another_thread_count_still_bounds() -> None:
+    """HiGHS refuses to run with a ``threads`` option other than the one its scheduler started
+    with; the pricing must then still give a bound (it once took the unset dual bound 0)."""
+    import highspy
+
+    from topoopt.core.backends import quiet_highs
+
+    inst = small(seed=0, count=1)[0]
+    problem = colgen.Problem.of(inst)
+    prize = np.linspace(-0.05, 0.05, inst.n_vertices)
+    highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
+    other = quiet_highs()
+    other.setOptionValue("threads", 2)
+    other.addVar(0.0, 1.0)
+    try:
+        other.run()
+        for group in range(len(problem.cost)):
+            least, _ = _admissible_values(problem, group, prize)
+            bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
+            assert bound <= least + 1e-9 and found, (group, bound, least)
+    finally:
+        highspy.Highs.resetThreadScheduler(True)  # blocking: the next run starts a new one
+
+
+def test_spreading_bound_after_another_thread_count() -> None:
+    """The spreading LP still runs after HiGHS started its scheduler with another thread count
+    (it once returned 0 then)."""
+    import highspy
+
+    from topoopt.core.backends import quiet_highs
+
+    inst = small(seed=1, count=1)[0]
+    before = bounds.spreading_bound(inst)
+    highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
+    other = quiet_highs()
+    other.setOptionValue("threads", 2)
+    other.addVar(0.0, 1.0)
+    try:
+        other.run()
+        assert bounds.spreading_bound(inst) == pytest.approx(before)
+    finally:
+        highspy.Highs.resetThreadScheduler(True)

@@ -318,10 +318,9 @@ def spreading_level(
     import highspy
 
     matrix, rows, columns, cost = spreading_lp(instance, capacity, squares)
-    highs = quiet_highs()
+    highs = quiet_highs()  # no "threads": HiGHS refuses to run when it differs from the scheduler
     highs.setOptionValue("solver", "ipm")
     highs.setOptionValue("run_crossover", "off")  # 80 s of 90 at 128 units; y is enough
-    highs.setOptionValue("threads", 1)
     if time_limit is not None:
         highs.setOptionValue("time_limit", max(time_limit, 1e-3))
     count = len(cost)

@@ -31,18 +31,20 @@ certified at every iteration, not only at convergence (Farley's bound). ``max_π
 master LP's optimum.
 
 Pricing ``min c δ(S) − p(S)`` under the cardinality range is NP-hard (a capacitated two-way
-cut). Every round prices every group heuristically (parametric min cut, :func:`min_cut`, over
-a multiplier of ``g(S)``, repaired into the range and improved by single moves,
-:func:`local_search`), then exactly (:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on
-``g · x``, warm started from the best heuristic set, within a share of the time), whose dual
-bounds give ``L``. The duals are smoothed (Wentges: pricing at
-``α π_best + (1 − α) π_master``, :data:`SMOOTHING`). SpiderFlow §4.2 (eq. 9) states the cut;
-``docs/partition.md`` (B4) the proof and the measurements: the bound is tight on small
-instances but does not converge at the Table 2 sizes within minutes, so it is opt-in.
+cut). Rounds price every group heuristically (:func:`candidates`: parametric min cuts,
+:func:`min_cut`, over a multiplier of ``g(S)``; sets grown from seed vertices,
+:func:`grown_columns`; the group's best columns; each repaired into the range and improved by
+single moves, :func:`local_search`) until no improving column is found, then exactly
+(:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, HiGHS without presolve,
+warm started, within a share of the time), whose dual bounds give ``L``. The master's nesting
+duals are kept in a box around the best ``π`` found (box-step stabilisation, :class:`Master`).
+SpiderFlow §4.2 (eq. 9) states the cut; ``docs/partition.md`` (B4) the proof and the
+measurements.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Iterator
@@ -56,8 +58,13 @@ from topoopt.core.backends import quiet_highs
 from topoopt.partition.bounds import Bound, hierarchy
 from topoopt.partition.instance import PartitionInstance
 
-SMOOTHING = 0.7
-"""Wentges' ``α``: weight of the best dual point when pricing."""
+BOX = 0.125
+"""Initial half-width of the dual box, in units of ``median_N c_N · mean_e t_e`` (the cost of
+moving a typical vertex)."""
+HEURISTIC_ROUNDS = 5
+"""Most heuristic pricing rounds between two exact ones."""
+SEEDS = 8
+"""Vertices from which :func:`grown_columns` grows sets."""
 COLUMNS_PER_GROUP = 6
 """Most columns added per group and round."""
 FLOW_SCALE = 1e9
@@ -232,21 +239,76 @@ def heuristic_columns(
     return list(out.values())
 
 
+def grown_columns(
+    problem: Problem, group: int, prize: np.ndarray, seeds: np.ndarray
+) -> list[np.ndarray]:
+    """Candidate sets for group ``group`` grown greedily from each vertex of ``seeds``: add
+    the vertex lowering ``c δ(S) − prize(S)`` most (or raising it least) while ``g(S) ≤ K``,
+    keep the best set within the range, improved by :func:`local_search`. Whole blocks of
+    heavily linked vertices (a stage's ring) join together, which the parametric cuts of
+    :func:`heuristic_columns` miss between their breakpoints."""
+    weight = float(problem.cost[group])
+    low, high = int(problem.low[group]), int(problem.high[group])
+    gpus, adjacency = problem.gpus, problem.adjacency
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    out = []
+    for seed in seeds:
+        mask = np.zeros(len(prize), dtype=bool)
+        inner = np.zeros(len(prize))  # traffic from each vertex into S
+        size, best, value, best_value = 0, None, 0.0, math.inf
+        v = int(seed)
+        while True:
+            mask[v] = True
+            value += weight * (degree[v] - 2 * inner[v]) - prize[v]
+            inner += adjacency[:, [v]].toarray().ravel()
+            size += int(gpus[v])
+            if low <= size <= high and value < best_value:
+                best, best_value = mask.copy(), value
+            change = weight * (degree - 2 * inner) - prize  # of adding each vertex
+            change[mask | (size + gpus > high)] = math.inf
+            if not np.isfinite(change).any():
+                break
+            v = int(np.argmin(change))
+        if best is not None:
+            better = local_search(problem, weight, prize, best, low, high)
+            out.append(best if better is None else better)
+    return out
+
+
+def pool_columns(
+    problem: Problem, group: int, prize: np.ndarray, pool: list[np.ndarray], count: int = 4
+) -> list[np.ndarray]:
+    """The ``count`` sets of ``pool`` (the group's columns) cheapest at ``prize``, improved by
+    :func:`local_search` (the duals move little between rounds, so last rounds' best sets are
+    near this round's)."""
+    weight = float(problem.cost[group])
+    low, high = int(problem.low[group]), int(problem.high[group])
+    cheapest = sorted(pool, key=lambda mask: _price(problem, group, prize, mask))[:count]
+    out = []
+    for mask in cheapest:
+        better = local_search(problem, weight, prize, mask, low, high)
+        out.append(mask if better is None else better)
+    return out
+
+
 def price_exactly(
     problem: Problem, group: int, prize: np.ndarray, start: np.ndarray | None, limit: float
-) -> tuple[float, np.ndarray | None]:
-    """``min c δ(S) − prize(S)`` over ``lo ≤ g(S) ≤ K`` by a MIP (HiGHS, one thread, at most
-    ``limit`` s): ``x_v ∈ {0, 1}``, ``y_e ≥ x_u − x_v``, ``y_e ≥ x_v − x_u``. Returns a lower
-    bound on the minimum (the optimum when proven; ``-inf`` without an answer) and the best set
-    found."""
+) -> tuple[float, list[np.ndarray]]:
+    """``min c δ(S) − prize(S)`` over ``lo ≤ g(S) ≤ K`` by a MIP (HiGHS, one thread, presolve
+    off, at most ``limit`` s): ``x_v ∈ {0, 1}``, ``y_e ≥ x_u − x_v``, ``y_e ≥ x_v − x_u``.
+    Returns a lower bound on the minimum (the optimum when proven; ``-inf`` without an answer)
+    and the admissible sets HiGHS found on its way (its improving solutions), best first.
+
+    HiGHS' presolve slows it down 2–5× on these models (``docs/partition.md``, B4)."""
     import highspy
 
     nv, m = len(prize), len(problem.traffic)
     weight = float(problem.cost[group])
-    h = quiet_highs()
-    h.setOptionValue("threads", 1)
+    h = quiet_highs()  # no "threads": HiGHS refuses to run when it differs from the scheduler
+    h.setOptionValue("presolve", "off")
     h.setOptionValue("time_limit", max(limit, 0.01))
     h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_improving_solution_save", True)
     inf = highspy.kHighsInf
     cost = np.concatenate([-prize, weight * problem.traffic])
     h.addVars(nv + m, np.zeros(nv + m), np.ones(nv + m))
@@ -280,25 +342,38 @@ def price_exactly(
         sol.col_value = list(np.concatenate([x, np.abs(x[problem.heads] - x[problem.tails])]))
         h.setSolution(sol)
     h.run()
-    info = h.getInfo()
-    bound = float(info.mip_dual_bound)
-    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+    info, status = h.getInfo(), h.getModelStatus()
+    bound = -math.inf  # a failed run (no branch and bound) proves nothing
+    if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+        bound = float(info.mip_dual_bound)
+    if status == highspy.HighsModelStatus.kOptimal:
         bound = min(bound, float(info.objective_function_value))
     if not math.isfinite(bound):
         bound = -math.inf
-    best = None
+    found = [np.asarray(saved.col_value[:nv]) > 0.5 for saved in h.getSavedMipSolutions()]
     solution = h.getSolution()
     if solution.value_valid:
-        best = np.asarray(solution.col_value[:nv]) > 0.5
-        if not problem.low[group] <= problem.gpus[best].sum() <= problem.high[group]:
-            best = None
-    return bound, best
+        found.append(np.asarray(solution.col_value[:nv]) > 0.5)
+    low, high = problem.low[group], problem.high[group]
+    sets = [mask for mask in found if low <= problem.gpus[mask].sum() <= high]
+    return bound, sorted(sets, key=lambda mask: _price(problem, group, prize, mask))
 
 
 class Master:
-    """The restricted master LP (HiGHS, columns added as they are found)."""
+    r"""The restricted master LP (HiGHS, columns added as they are found), its nesting duals
+    kept in a box ``|π − center| ≤ ρ`` (box-step stabilisation).
 
-    def __init__(self, problem: Problem, nv: int) -> None:
+    The box is two artificial columns per nesting row, ``±e_r`` at costs ``ρ ± center_r``: in
+    the LP dual they are the constraints ``center_r − ρ ≤ π_r ≤ center_r + ρ``. The LP then
+    maximises ``L`` over the box (LP duality), and its duals stay near the centre instead of
+    jumping to the extreme points of a degenerate master (with one huge penalty, ``|π|``
+    reached ``10⁴`` at cuts of 2). Every ``π`` gives a valid ``L(π)``, so the box costs no
+    validity; when the LP's solution uses no artificial nesting column, it is feasible for
+    the master without the box and, with no improving column, optimal for it. The convexity
+    rows get artificial columns of prohibitive cost, so the LP is always feasible.
+    """
+
+    def __init__(self, problem: Problem, nv: int, rho: float) -> None:
         import highspy
 
         self.problem = problem
@@ -306,7 +381,6 @@ class Master:
         self.groups = len(problem.cost)
         self.rows = {m: i for i, m in enumerate(problem.internal)}
         self.h = quiet_highs()
-        self.h.setOptionValue("threads", 1)
         root = self.groups
         nest = len(problem.internal) * nv
         lower = np.concatenate([np.ones(self.groups), np.zeros(nest)])
@@ -314,14 +388,12 @@ class Master:
         self.h.addRows(
             len(lower), lower, lower.copy(), 0, np.array([], np.int32), np.array([], np.int32), []
         )
-        # artificial columns (cost above any assignment's cut) keep the LP feasible before
-        # real columns cover every row; L(π) is valid for any duals, so they do not matter
         rows = len(lower)
-        penalty = 1.0 + float(problem.cost.sum() * problem.traffic.sum())
+        self.penalty = 1.0 + float(problem.cost.sum() * problem.traffic.sum())
         for sign in (1.0, -1.0):
             self.h.addCols(
                 rows,
-                np.full(rows, penalty),
+                np.full(rows, self.penalty),
                 np.zeros(rows),
                 np.full(rows, highspy.kHighsInf),
                 rows,
@@ -331,6 +403,30 @@ class Master:
             )
         self.columns: list[tuple[int, np.ndarray]] = []
         self.seen: set[tuple[int, bytes]] = set()
+        self.center = np.zeros((len(problem.internal), nv))
+        self.rho = rho
+        self.box(self.center, rho)
+
+    def box(self, center: np.ndarray, rho: float) -> None:
+        """Keep the nesting duals within ``rho`` of ``center`` (internal group × vertex)."""
+        rows = self.groups + center.size
+        up = np.full(rows, self.penalty)
+        down = np.full(rows, self.penalty)
+        up[self.groups :] = center.reshape(-1) + rho
+        down[self.groups :] = rho - center.reshape(-1)
+        self.h.changeColsCost(
+            2 * rows, np.arange(2 * rows, dtype=np.int32), np.concatenate([up, down])
+        )
+        self.center, self.rho = center.copy(), rho
+
+    def boxed(self) -> bool:
+        """Whether the last LP solution uses the box (an artificial column of a nesting row):
+        if not, it is feasible for the master without the box, and with no improving column
+        it is that master's optimum."""
+        rows = self.groups + self.center.size
+        value = np.asarray(self.h.getSolution().col_value)
+        used = np.concatenate([value[self.groups : rows], value[rows + self.groups : 2 * rows]])
+        return bool((used > 1e-9).any())
 
     def add(self, group: int, mask: np.ndarray) -> bool:
         """Add the column of ``mask`` for ``group`` (``False`` if it is already there)."""
@@ -354,9 +450,18 @@ class Master:
         self.columns.append((group, mask))
         return True
 
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """The LP's value, the convexity duals and the nesting duals (internal group × vertex)."""
+    def pool(self, group: int) -> list[np.ndarray]:
+        """The sets of ``group``'s columns."""
+        return [mask for g, mask in self.columns if g == group]
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """The LP's value, the convexity duals and the nesting duals (internal group × vertex);
+        ``None`` if HiGHS did not solve it."""
+        import highspy
+
         self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
         value = float(self.h.getInfo().objective_function_value)
         dual = np.asarray(self.h.getSolution().row_dual)
         return value, dual[: self.groups], dual[self.groups :].reshape(-1, self.nv)
@@ -368,6 +473,51 @@ def lagrangian(problem: Problem, nest: np.ndarray, minima: np.ndarray) -> float:
     return float(nest[root].sum() + minima.sum())
 
 
+def initial_box(problem: Problem) -> float:
+    """The dual box's first half-width, :data:`BOX` times the cost of moving a typical vertex
+    (``median_N c_N · mean_e t_e``)."""
+    scale = float(np.median(problem.cost) * problem.traffic.mean()) if len(problem.traffic) else 0
+    return BOX * scale if scale > 0 else 1.0
+
+
+def seeds_of(problem: Problem, prize: np.ndarray, round_: int) -> np.ndarray:
+    """:data:`SEEDS` vertices to grow sets from: the largest prizes, and vertices spread over
+    the vertex order (shifted every round)."""
+    nv = len(prize)
+    spread = (np.arange(SEEDS // 2) * nv // max(SEEDS // 2, 1) + round_) % nv
+    return np.unique(np.concatenate([np.argsort(-prize)[: SEEDS - len(spread)], spread]))
+
+
+def candidates(
+    problem: Problem, master: Master, group: int, prize: np.ndarray, round_: int
+) -> list[np.ndarray]:
+    """Heuristic sets of ``group`` at ``prize``: parametric min cuts, sets grown from seeds and
+    the group's best columns, each improved by single moves."""
+    return (
+        heuristic_columns(problem, group, prize)
+        + grown_columns(problem, group, prize, seeds_of(problem, prize, round_))
+        + pool_columns(problem, group, prize, master.pool(group))
+    )
+
+
+def add_improving(
+    problem: Problem,
+    master: Master,
+    group: int,
+    prize: np.ndarray,
+    dual: float,
+    sets: list[np.ndarray],
+) -> int:
+    """Add up to :data:`COLUMNS_PER_GROUP` of ``sets`` with negative reduced cost
+    ``c δ(S) − prize(S) − dual``, cheapest first; the number added."""
+    scored = sorted((_price(problem, group, prize, m) - dual, k) for k, m in enumerate(sets))
+    return sum(
+        master.add(group, sets[k])
+        for reduced, k in scored[:COLUMNS_PER_GROUP]
+        if reduced < -TOLERANCE
+    )
+
+
 def colgen_bounds(
     instance: PartitionInstance,
     where: list[int] | None,
@@ -375,6 +525,14 @@ def colgen_bounds(
 ) -> Iterator[Bound]:
     """Column generation (module docstring) until ``deadline`` (``time.perf_counter()``) or
     until no improving column is found, yielding each new best certified bound.
+
+    Rounds price every group heuristically (:func:`candidates`) at the master's duals until
+    no improving column is found or :data:`HEURISTIC_ROUNDS` rounds, then exactly
+    (:func:`price_exactly`, within :data:`EXACT_SHARE` of the time left): its bounds give
+    ``L`` at the master's duals. The box of :class:`Master` moves its centre to the duals of
+    each better ``L`` and doubles when an exact round proves that no column improves while the
+    LP still uses the box; the search ends when it proves that with the box unused (the
+    master LP's optimum, the Dantzig–Wolfe bound).
 
     Parameters
     ----------
@@ -390,7 +548,7 @@ def colgen_bounds(
     nv, groups = instance.n_vertices, len(problem.cost)
     if groups == 0 or nv == 0:
         return
-    master = Master(problem, nv)
+    master = Master(problem, nv, initial_box(problem))
     nodes = hierarchy(instance)
     if where is not None:
         at = np.asarray(where)
@@ -400,43 +558,73 @@ def colgen_bounds(
     def left() -> float:
         return deadline - time.perf_counter()
 
-    best, center = 0.0, None
-    while True:
+    best, heuristic, effort = 0.0, 0, np.zeros(groups)
+    for round_ in itertools.count():
         if left() <= 0:
             return
-        _, conv, nest = master.solve()
-        point = nest if center is None else SMOOTHING * center + (1 - SMOOTHING) * nest
-        # one round: every group priced at the smoothed duals, exactly (a lower bound of each
-        # pricing problem gives L(point)); improving columns at the master's duals are added
-        minima = np.empty(groups)
-        added = 0
-        stop = time.perf_counter() + EXACT_SHARE * left()
-        for i in range(groups):
-            prize, true_prize = problem.prizes(point, i), problem.prizes(nest, i)
-            candidates = heuristic_columns(problem, i, prize)
-            if point is not nest:
-                candidates += heuristic_columns(problem, i, true_prize)
-            limit = (stop - time.perf_counter()) / (groups - i)
-            start = min(candidates, key=lambda m: _price(problem, i, prize, m), default=None)
-            minima[i], found = price_exactly(problem, i, prize, start, limit)
-            if found is not None:
-                candidates.append(found)
-            scored = sorted(
-                (_price(problem, i, true_prize, m) - conv[i], k) for k, m in enumerate(candidates)
-            )
-            for reduced, k in scored[:COLUMNS_PER_GROUP]:
-                if reduced < -TOLERANCE:
-                    added += master.add(i, candidates[k])
-        bound = lagrangian(problem, point, minima)
+        solved = master.solve()
+        if solved is None:
+            return
+        _, conv, nest = solved
+        if heuristic < HEURISTIC_ROUNDS:
+            heuristic += 1
+            added = 0
+            for i in range(groups):
+                if left() <= 0:
+                    return
+                prize = problem.prizes(nest, i)
+                sets = candidates(problem, master, i, prize, round_)
+                added += add_improving(problem, master, i, prize, conv[i], sets)
+            if added:
+                continue
+        heuristic = 0
+        bound, added, proven = exact_round(problem, master, conv, nest, deadline, effort)
         bound -= BOUND_MARGIN * abs(bound)
         if bound > best:
             best = bound
+            master.box(nest, master.rho)
             yield Bound(best, f"column generation ({len(master.columns)} columns)")
-        if not added and point is nest:
-            return  # no improving column at the master's duals: the master is optimal
-        # Wentges: the center is the best dual point; after a mispricing (no column at the
-        # smoothed point) the next round prices at the master's duals
-        center = None if not added else (point if bound >= best else center)
+        if not added and proven:
+            if not master.boxed():
+                return  # no improving column and the box unused: the master is optimal
+            master.box(master.center, 2 * master.rho)
+
+
+def exact_round(
+    problem: Problem,
+    master: Master,
+    conv: np.ndarray,
+    nest: np.ndarray,
+    deadline: float,
+    effort: np.ndarray,
+) -> tuple[float, int, bool]:
+    """Price every group exactly at the master's duals: ``L`` from the pricing bounds, the
+    number of improving columns added, and whether every pricing problem was solved to
+    optimality.
+
+    The groups go in the order of ``effort`` (each one's last pricing time, updated), each
+    with an equal share of the round's time left (:data:`EXACT_SHARE` of the time left), so
+    the time the easy ones leave goes to the hard ones."""
+    groups = len(problem.cost)
+    minima = np.empty(groups)
+    added, proven = 0, True
+    stop = time.perf_counter() + EXACT_SHARE * (deadline - time.perf_counter())
+    for k, i in enumerate(np.argsort(effort, kind="stable")):
+        began = time.perf_counter()
+        if began >= deadline:
+            return -math.inf, added, False
+        prize = problem.prizes(nest, i)
+        sets = pool_columns(problem, i, prize, master.pool(i))
+        start = min(sets, key=lambda m: _price(problem, i, prize, m), default=None)
+        minima[i], found = price_exactly(problem, i, prize, start, (stop - began) / (groups - k))
+        effort[i] = time.perf_counter() - began
+        if found:
+            value = _price(problem, i, prize, found[0])
+            proven &= minima[i] >= value - TOLERANCE * max(1.0, abs(value))
+        else:
+            proven = False
+        added += add_improving(problem, master, i, prize, conv[i], sets + found)
+    return lagrangian(problem, nest, minima), added, proven
 
 
 def _price(problem: Problem, group: int, prize: np.ndarray, mask: np.ndarray) -> float:
@@ -444,4 +632,12 @@ def _price(problem: Problem, group: int, prize: np.ndarray, mask: np.ndarray) ->
     return float(problem.cost[group] * problem.boundary(mask) - prize[mask].sum())
 
 
-__all__ = ["Problem", "colgen_bounds", "heuristic_columns", "local_search", "min_cut"]
+__all__ = [
+    "Problem",
+    "colgen_bounds",
+    "grown_columns",
+    "heuristic_columns",
+    "local_search",
+    "min_cut",
+    "price_exactly",
+]
