@@ -67,9 +67,10 @@ instance with random intra-cluster data added (`with_intra`, the same eq. 9 prob
 greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 --solvers
 partition/mip`, default options: bounds (B1)–(B3), B3 with its aggregate row and first when
 its LPs have the time, no column generation, the warm start the better of greedy-lowcut and
-genetic; the 512-unit runs are the previous stop's, before that warm start); `partition/bound` with 60 s (128 units re-run this stop: at
-60 s B3 goes last and gets no time); `partition/genetic` (30 s) and the heuristics are
-earlier records (those solvers are unchanged). The 128-unit files are
+genetic; the 512-unit runs are the previous stop's, before that warm start);
+`partition/bound` with 60 s (128 units re-run this stop: at 60 s B3 then went last and got no
+time); `partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
+unchanged). The 128-unit files are
 `instances/partition/table2-128`, the 512-unit ones `instances/partition/table2-512` (seed 0).
 
 """

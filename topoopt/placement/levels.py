@@ -300,6 +300,11 @@ def _rotated(segments: list[list[Cell]], shift: int) -> list[list[Cell]]:
     return segments[shift:] + segments[:shift]
 
 
+def _rotated_columns(cells: list[Cell], sizes: list[int], shift: int) -> dict[Cell, int]:
+    """The DP segments packed as ``"DP segments"`` does, another column first."""
+    return _pack(_rotated(_segments(cells, 1), shift), sizes)
+
+
 def _deal(segments: list[list[Cell]], sizes: list[int]) -> dict[Cell, int]:
     """The leaves, largest first, dealt to the segments in turn: each leaf goes to the next
     segment with cells left (what it cannot use to the one after), so the segments of a
@@ -344,12 +349,7 @@ CONSTRUCTIONS: dict[str, Callable[[list[Cell], list[int]], dict[Cell, int]]] = {
     "row-major fill": lambda cells, sizes: _sequential(sorted(cells), sizes),
     "DP segments": lambda cells, sizes: _pack(_segments(cells, 1), sizes),
     "PP segments": lambda cells, sizes: _pack(_segments(cells, 0), sizes),
-    **{
-        f"DP segments/{shift}": lambda cells, sizes, shift=shift: _pack(
-            _rotated(_segments(cells, 1), shift), sizes
-        )
-        for shift in (1, 2, 3)
-    },
+    **{f"DP segments/{shift}": partial(_rotated_columns, shift=shift) for shift in (1, 2, 3)},
     "DP dealt": lambda cells, sizes: _deal(_segments(cells, 1), sizes),
     "PP dealt": lambda cells, sizes: _deal(_segments(cells, 0), sizes),
     **{

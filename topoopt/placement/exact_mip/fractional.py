@@ -94,9 +94,9 @@ class FractionalCounting:
                         slopes.append(slope)
                         lengths.append(length * count)
             order = np.argsort(slopes, kind="stable")[::-1]
-            slope = np.asarray(slopes, dtype=float)[order]
-            length = np.asarray(lengths, dtype=float)[order]
-            out.append((float(lam), slope, np.cumsum(length), np.cumsum(slope * length)))
+            steep = np.asarray(slopes, dtype=float)[order]
+            span = np.asarray(lengths, dtype=float)[order]
+            out.append((float(lam), steep, np.cumsum(span), np.cumsum(steep * span)))
         return out
 
     def knapsack(self, budget: float, index: int) -> float:
