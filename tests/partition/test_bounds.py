@@ -5,8 +5,10 @@ column generation) still equals the oracle on HiGHS and SCIP."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -259,45 +261,42 @@ def test_pricing_bounds_and_sets(
     assert free <= values.min() + 1e-6 * max(1.0, float(np.abs(values).max()))
 
 
-def test_pricing_after_another_thread_count_still_bounds() -> None:
-    """HiGHS refuses to run with a ``threads`` option other than the one its scheduler started
-    with; the pricing must then still give a bound (it once took the unset dual bound 0)."""
+@contextlib.contextmanager
+def _scheduler_of_two_threads() -> Iterator[None]:
+    """HiGHS' thread scheduler restarted by a solve with ``threads = 2`` (a later model with
+    another ``threads`` option is then refused), and reset afterwards."""
     import highspy
 
     from topoopt.core.backends import quiet_highs
 
-    inst = small(seed=0, count=1)[0]
-    problem = colgen.Problem.of(inst)
-    prize = np.linspace(-0.05, 0.05, inst.n_vertices)
     highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
     other = quiet_highs()
     other.setOptionValue("threads", 2)
     other.addVar(0.0, 1.0)
     try:
         other.run()
+        yield
+    finally:
+        highspy.Highs.resetThreadScheduler(True)  # blocking: the next run starts a new one
+
+
+def test_pricing_after_another_thread_count_still_bounds() -> None:
+    """HiGHS refuses to run with a ``threads`` option other than the one its scheduler started
+    with; the pricing must then still give a bound (it once took the unset dual bound 0)."""
+    inst = small(seed=0, count=1)[0]
+    problem = colgen.Problem.of(inst)
+    prize = np.linspace(-0.05, 0.05, inst.n_vertices)
+    with _scheduler_of_two_threads():
         for group in range(len(problem.cost)):
             least, _ = _admissible_values(problem, group, prize)
             bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
             assert bound <= least + 1e-9 and found, (group, bound, least)
-    finally:
-        highspy.Highs.resetThreadScheduler(True)  # blocking: the next run starts a new one
 
 
 def test_spreading_bound_after_another_thread_count() -> None:
     """The spreading LP still runs after HiGHS started its scheduler with another thread count
     (it once returned 0 then)."""
-    import highspy
-
-    from topoopt.core.backends import quiet_highs
-
     inst = small(seed=1, count=1)[0]
     before = bounds.spreading_bound(inst)
-    highspy.Highs.resetThreadScheduler(True)  # the next run starts a scheduler of 2 threads
-    other = quiet_highs()
-    other.setOptionValue("threads", 2)
-    other.addVar(0.0, 1.0)
-    try:
-        other.run()
+    with _scheduler_of_two_threads():
         assert bounds.spreading_bound(inst) == pytest.approx(before)
-    finally:
-        highspy.Highs.resetThreadScheduler(True)
