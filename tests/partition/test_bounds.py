@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import topoopt
 from tests.partition.strategies import packing_instances, seeded_small
-from tests.partition.test_core import BACKENDS
+from tests.partition.test_core import BACKENDS, assert_mip_equals_oracle
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.partition import bounds, colgen
 from topoopt.partition.generate import small, table2
@@ -171,13 +171,7 @@ def test_column_generation_bound_is_at_most_the_optimum(
 @settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_mip_with_column_generation_equals_oracle(backend: str, seed: int) -> None:
-    inst = small(seed=seed, count=1)[0]
-    oracle = topoopt.solve(inst, "partition/enumerate")
-    mip = topoopt.solve(inst, "partition/mip", backend=backend, columns=True)
-    assert mip.status is oracle.status, (mip, oracle)
-    if oracle.objective is not None:
-        assert mip.objective == pytest.approx(oracle.objective, rel=1e-9, abs=1e-9)
-        assert mip.bound <= oracle.objective + 1e-6
+    assert_mip_equals_oracle(small(seed=seed, count=1)[0], backend=backend, columns=True)
 
 
 @settings(max_examples=60, deadline=None)

@@ -179,9 +179,14 @@ def test_oracle_equals_brute_force(seed: int) -> None:
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 100_000), symmetry=st.booleans())
 def test_mip_equals_oracle(backend: str, seed: int, symmetry: bool) -> None:
-    inst = small(seed=seed, count=1)[0]
+    assert_mip_equals_oracle(small(seed=seed, count=1)[0], backend=backend, symmetry=symmetry)
+
+
+def assert_mip_equals_oracle(inst: PartitionInstance, **options: Any) -> None:
+    """``partition/mip`` with ``options`` has the oracle's status and optimum, and a bound
+    at most the optimum."""
     oracle = topoopt.solve(inst, "partition/enumerate")
-    mip = topoopt.solve(inst, "partition/mip", backend=backend, symmetry=symmetry)
+    mip = topoopt.solve(inst, "partition/mip", **options)
     assert mip.status is oracle.status, (mip, oracle)
     if oracle.objective is not None:
         assert mip.objective == pytest.approx(oracle.objective, rel=1e-9, abs=1e-9)
