@@ -62,6 +62,32 @@ def _level(caps: Sequence[int], rows: int, cols: int, alpha: float) -> Placement
     return PlacementInstance("level", pods, rows, 1, cols, alpha, gpus_per_node=1)
 
 
+def whole_side_pairs(
+    caps: Sequence[int], rows: int, cols: int, alpha: float, upper: float
+) -> list[_Side] | None:
+    """The orientations of the pairs ``(A, B)`` scoring ``upper`` (Arnold eq. 2) over
+    switches of free nodes ``caps``: ``(1, B)`` is the columns whole in ``B`` switches,
+    ``(A, 1)`` the rows whole in ``A``; ``None`` when one of the pairs has no 1 and is not
+    refuted by the Lagrangian counting bound (the job may then spread over many switches)."""
+    n = len(caps)
+    out = []
+    lagrangian = None
+    for a in range(1, min(rows, n) + 1):
+        for b in range(1, min(cols, n) + 1):
+            if round(alpha * d(a) + (1 - alpha) * d(b), DIGITS) != round(upper, DIGITS):
+                continue
+            if a == 1:
+                out.append(_Side(b, False))
+            elif b == 1:
+                out.append(_Side(a, True))
+            else:
+                if lagrangian is None:
+                    lagrangian = LagrangianCounting(_level(caps, rows, cols, alpha))
+                if lagrangian.allows(a, b):
+                    return None
+    return out
+
+
 @dataclass(frozen=True)
 class _Side:
     """The placements of one orientation: columns whole in the switches (``swap`` false),
@@ -166,28 +192,10 @@ class WholeSide:
         return float(at) if at < len(column) else math.inf
 
     def sides(self, upper: float) -> list[_Side] | None:
-        """The orientations of the level-``l`` pairs scoring ``upper``; ``None`` when one of
-        them has no 1 and is not refuted by the Lagrangian counting bound (then no
-        conditional bound)."""
-        n = len(self.children)
-        rows, cols, alpha = self.rows, self.cols, self.alpha
-        out = []
-        lagrangian = None
-        for a in range(1, min(rows, n) + 1):
-            for b in range(1, min(cols, n) + 1):
-                if round(alpha * d(a) + (1 - alpha) * d(b), DIGITS) != round(upper, DIGITS):
-                    continue
-                if a == 1:
-                    out.append(_Side(b, False))
-                elif b == 1:
-                    out.append(_Side(a, True))
-                else:
-                    if lagrangian is None:
-                        caps = [sum(kids) for kids in self.children]
-                        lagrangian = LagrangianCounting(_level(caps, rows, cols, alpha))
-                    if lagrangian.allows(a, b):
-                        return None
-        return out
+        """:func:`whole_side_pairs` of the switches of level ``l`` (their children's free
+        nodes summed)."""
+        caps = [sum(kids) for kids in self.children]
+        return whole_side_pairs(caps, self.rows, self.cols, self.alpha, upper)
 
     def admits(self, side: _Side, max_dp_use: int, max_pp_use: int) -> tuple[bool, list[int]]:
         """Whether the counting per switch admits the level-``l + 1`` pair in this

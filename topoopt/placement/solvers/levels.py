@@ -741,7 +741,9 @@ class _Planner:
     def within(self, level: int, kids: list[int], optimum: float, below: int) -> float:
         """For ``lex``, a bound on level ``below`` among the placements of the class that
         score their proven ``optimum`` at the split ``level`` over ``kids``, from where
-        the job can lie; 0 when no pair of that score has a side whole.
+        the job can lie; 0 unless every pair of that score has a side whole or is refuted
+        by the Lagrangian counting bound
+        (:func:`~topoopt.placement.whole_side.whole_side_pairs`).
 
         A placement whose level-``level`` spreads are ``(A, 1)`` (every row in one switch)
         lies in at most ``A`` switches of the level: a column has a cell in every row, so
@@ -754,19 +756,14 @@ class _Planner:
         ``below`` switches, as many as the ``G`` largest subtrees have: its ``i``-th
         largest is at least the ``i``-th largest of every subset (a floor only falls when
         switches grow or are added)."""
+        from topoopt.placement.whole_side import whole_side_pairs
+
         inst = self.inst
-        most = min(inst.rows, len(kids))
-        widest = 0
-        for a in range(1, most + 1):
-            for b in range(1, min(inst.cols, len(kids)) + 1):
-                score = inst.alpha * d(a) + inst.beta * d(b)
-                if round(score, DIGITS) != round(optimum, DIGITS):
-                    continue
-                if a > 1 and b > 1:
-                    return 0.0  # the job may spread over many switches
-                widest = max(widest, a * b)
+        switch_free = [int(self.tree.capacity[level][k]) for k in kids]
+        sides = whole_side_pairs(switch_free, inst.rows, inst.cols, inst.alpha, optimum)
+        widest = max((side.switches for side in sides or ()), default=0)
         if widest == 0 or widest >= len(kids):
-            return 0.0
+            return 0.0  # the job may spread over many (or all) switches
         caps = self.tree.capacity[below]
         subtrees = [
             [int(caps[c]) for c in self._below(level, k, below) if caps[c] > 0] for k in kids
