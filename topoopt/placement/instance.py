@@ -749,20 +749,13 @@ class PlacementInstance(Instance["PlacementResult"]):
                 resolved[name] = names[self.level(value, f"constraints.{name}")]
         n = self.n_nodes
         if given.slice_size is not None:
-            if n % given.slice_size:
-                raise InvalidInstanceError(
-                    "constraints.slice_size",
-                    f"{given.slice_size} does not divide the job's {n} nodes (Kueue needs "
-                    "whole slices)",
-                )
             resolved.setdefault("slice_level", names[-1])
-            above = resolved.get("required_level") or resolved.get("preferred_level")
-            if above is not None and names.index(above) > names.index(resolved["slice_level"]):
-                raise InvalidInstanceError(
-                    "constraints.slice_level",
-                    f"{resolved['slice_level']!r} is above the job's level {above!r} (Kueue: "
-                    "the slice topology must be at or below the podset topology)",
-                )
+            self._check_slice(
+                given.slice_size,
+                resolved["slice_level"],
+                resolved,
+                ("constraints.slice_size", "constraints.slice_level"),
+            )
         if given.slice_layers is not None:
             resolved["slice_layers"] = self._resolve_layers(given.slice_layers, resolved)
         if given.segment is not None and n > given.segment and n % given.segment:
@@ -788,6 +781,24 @@ class PlacementInstance(Instance["PlacementResult"]):
                 )
         return Constraints(**resolved)
 
+    def _check_slice(
+        self, size: int, level: str, resolved: Mapping[str, Any], fields: tuple[str, str]
+    ) -> None:
+        """Kueue's rules for the (outermost) slice: its size divides the job, its level is at
+        or below the job's level; errors name ``fields`` (size, level)."""
+        names, n = self.levels, self.n_nodes
+        if n % size:
+            raise InvalidInstanceError(
+                fields[0], f"{size} does not divide the job's {n} nodes (Kueue needs whole slices)"
+            )
+        above = resolved.get("required_level") or resolved.get("preferred_level")
+        if above is not None and names.index(above) > names.index(level):
+            raise InvalidInstanceError(
+                fields[1],
+                f"{level!r} is above the job's level {above!r} (Kueue: the slice topology must "
+                "be at or below the podset topology)",
+            )
+
     def _resolve_layers(
         self, layers: tuple[tuple[int, str | int], ...], resolved: Mapping[str, Any]
     ) -> tuple[tuple[int, str], ...]:
@@ -795,24 +806,13 @@ class PlacementInstance(Instance["PlacementResult"]):
         Annotation``, ``buildSliceSizeAtLevel``): each layer below the one before, its size
         dividing the one before; the first size divides the job and its level is at or below
         the job's level."""
-        names, n = self.levels, self.n_nodes
+        names = self.levels
         out: list[tuple[int, str]] = []
         for i, (size, level) in enumerate(layers):
             path = f"constraints.slice_layers[{i}]"
             name = names[self.level(level, f"{path}.level")]
             if i == 0:
-                if n % size:
-                    raise InvalidInstanceError(
-                        f"{path}.size",
-                        f"{size} does not divide the job's {n} nodes (Kueue needs whole slices)",
-                    )
-                above = resolved.get("required_level") or resolved.get("preferred_level")
-                if above is not None and names.index(above) > names.index(name):
-                    raise InvalidInstanceError(
-                        f"{path}.level",
-                        f"{name!r} is above the job's level {above!r} (Kueue: the slice "
-                        "topology must be at or below the podset topology)",
-                    )
+                self._check_slice(size, name, resolved, (f"{path}.size", f"{path}.level"))
             else:
                 parent_size, parent = out[-1]
                 if names.index(name) <= names.index(parent):
