@@ -540,6 +540,23 @@ def lower_bounds(
         after the profile, with :data:`COLUMNS_SHARE` of the time (the profile's sub-problems
         end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
     """
+    best = 0.0
+    for found in _every_bound(instance, where, solve, deadline, spreading, columns):
+        if found.value > best:
+            best = found.value
+            yield found
+
+
+def _every_bound(
+    instance: PartitionInstance,
+    where: list[int] | None,
+    solve: SubSolver,
+    deadline: float | None,
+    spreading: bool,
+    columns: bool,
+) -> Iterator[Bound]:
+    """Every bound :func:`lower_bounds` proves, in its order (each stage's values as they
+    come; :func:`lower_bounds` keeps those above the best so far)."""
     final = deadline
     if columns and deadline is not None:
         deadline = time.perf_counter() + (1 - COLUMNS_SHARE) * (deadline - time.perf_counter())
@@ -547,17 +564,17 @@ def lower_bounds(
     def left() -> float:
         return SUB_LIMIT_S if deadline is None else deadline - time.perf_counter()
 
-    best = 0.0
+    def spreading_metric() -> Iterator[Bound]:
+        for value in spreading_bounds(instance, deadline):
+            yield Bound(value, "spreading-metric LP")
+
     graph = instance.graph
     spread = spreading and instance.n_vertices <= SPREADING_MAX_VERTICES
     # 3. the spreading metric first, the strongest bound where it applies, when its LPs have
     # the time they are expected to take (else after the others, with what they leave)
     if spread and (deadline is None or left() >= spreading_seconds(instance)):
         spread = False
-        for value in spreading_bounds(instance, deadline):
-            if value > best:
-                best = value
-                yield Bound(value, "spreading-metric LP")
+        yield from spreading_metric()
     sizes = profile_sizes(instance, where)
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
@@ -570,9 +587,7 @@ def lower_bounds(
             continue  # one group holds the job: bound 0
         # at most a share of the time per sub-problem: one hard sub-problem must not take all
         value = solve(merged(instance, part, f"{instance.name}-level-{j}"), left() / 2)
-        if value > best:
-            best = value
-            yield Bound(value, f"level-{j} coarsening ({len(part)} groups)")
+        yield Bound(value, f"level-{j} coarsening ({len(part)} groups)")
     # 2. the isoperimetric profile
     phi: dict[int, float] = {}
     for i, k in enumerate(sizes):
@@ -580,25 +595,16 @@ def lower_bounds(
         if sub is None or left() <= 0:
             continue
         phi[k] = solve(sub, left() / (len(sizes) - i))
-        value = profile_bound(instance, phi)
-        if value > best:
-            best = value
-            yield Bound(value, f"isoperimetric profile ({len(phi)} sizes)")
+        yield Bound(profile_bound(instance, phi), f"isoperimetric profile ({len(phi)} sizes)")
     # 4. column generation over the tree of groups
     if columns:
         from topoopt.partition.colgen import colgen_bounds
 
         deadline = time.perf_counter() + COLUMNS_LIMIT_S if final is None else final
-        for found in colgen_bounds(instance, where, deadline):
-            if found.value > best:
-                best = found.value
-                yield found
+        yield from colgen_bounds(instance, where, deadline)
     # 3. the spreading metric, if it did not go first
     if spread and left() > 0:
-        for value in spreading_bounds(instance, deadline):
-            if value > best:
-                best = value
-                yield Bound(value, "spreading-metric LP")
+        yield from spreading_metric()
 
 
 __all__ = [
