@@ -294,3 +294,42 @@ def test_spreading_bound_after_another_thread_count() -> None:
     before = bounds.spreading_bound(inst)
     with _scheduler_of_two_threads():
         assert bounds.spreading_bound(inst) == pytest.approx(before)
+
+
+@pytest.mark.parametrize(
+    ("vertices", "columns", "expected"),
+    [
+        (128, None, ["eigenvalue", "spreading", "columns"]),
+        (128, False, ["eigenvalue", "spreading"]),
+        (6, None, ["eigenvalue", "spreading"]),
+        (6, True, ["eigenvalue", "spreading", "columns"]),
+    ],
+)
+def test_column_generation_follows_the_spreading_metric_by_default(
+    monkeypatch: pytest.MonkeyPatch, vertices: int, columns: bool | None, expected: list[str]
+) -> None:
+    """By default the column generation takes the time after the spreading metric on jobs of
+    at least ``COLUMNS_AUTO_VERTICES`` vertices (the stages stubbed: only the order counts)."""
+    inst = table2(0, 1, vertices=vertices)[0] if vertices == 128 else small(1, count=1)[0]
+    assert inst.n_vertices == vertices
+    ran: list[str] = []
+
+    def stage(name: str, value: float) -> Iterator[bounds.Bound]:
+        ran.append(name)
+        yield bounds.Bound(value, name)
+
+    monkeypatch.setattr(bounds, "eigenvalue_bound", lambda _: 0.0)
+    monkeypatch.setattr(bounds, "spreading_bounds", lambda *_: (b.value for b in stage("x", 1.0)))
+    monkeypatch.setattr(colgen, "colgen_bounds", lambda *_: stage("columns", 2.0))
+    found = list(
+        bounds._every_bound(
+            inst, None, lambda sub, limit: 0.0, time.perf_counter() + 600, True, columns
+        )
+    )
+    methods = [b.method for b in found]
+    names = [
+        "eigenvalue" if "eigenvalue" in m else "spreading" if "spreading" in m else m
+        for m in methods
+    ]
+    assert [n for n in names if n in ("eigenvalue", "spreading", "columns")] == expected
+    assert ran.count("columns") == expected.count("columns")

@@ -79,7 +79,10 @@ SPREADING_MAX_VERTICES = 160
 COLUMNS_LIMIT_S = 60.0
 """Time limit of the column generation when the call has none."""
 COLUMNS_SHARE = 0.5
-"""Share of the bounds' time left to the column generation (when asked for)."""
+"""Share of the bounds' time left to the column generation (when asked for) when the
+spreading metric does not go first."""
+COLUMNS_AUTO_VERTICES = 64
+"""Smallest job on which the column generation follows the spreading metric by default."""
 MAX_DP_SIZES = 8192
 """Most sizes (in units of the GPUs' greatest common divisor) of the tree dynamic program."""
 
@@ -522,7 +525,7 @@ def lower_bounds(
     deadline: float | None,
     *,
     spreading: bool = True,
-    columns: bool = False,
+    columns: bool | None = None,
 ) -> Iterator[Bound]:
     """Prove lower bounds (module docstring, items 1–5) until ``deadline``
     (``time.perf_counter()``; ``None``: no limit, each sub-problem at most
@@ -542,9 +545,12 @@ def lower_bounds(
         Whether to try the spreading-metric LP (only up to
         :data:`SPREADING_MAX_VERTICES` vertices).
     columns
-        Whether to run the column generation of :mod:`topoopt.partition.colgen` (item 4)
-        after the profile, with :data:`COLUMNS_SHARE` of the time (the profile's sub-problems
-        end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
+        Whether to run the column generation of :mod:`topoopt.partition.colgen` (item 4).
+        After the spreading metric (when it goes first) it takes all the time left; otherwise
+        it follows the profile with :data:`COLUMNS_SHARE` of the time (the profile's
+        sub-problems end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
+        ``None`` (default): only after the spreading metric, on jobs of at least
+        :data:`COLUMNS_AUTO_VERTICES` vertices under a deadline.
     """
     best = 0.0
     for found in _every_bound(instance, where, solve, deadline, spreading, columns):
@@ -559,13 +565,11 @@ def _every_bound(
     solve: SubSolver,
     deadline: float | None,
     spreading: bool,
-    columns: bool,
+    columns: bool | None,
 ) -> Iterator[Bound]:
     """Every bound :func:`lower_bounds` proves, in its order (each stage's values as they
     come; :func:`lower_bounds` keeps those above the best so far)."""
     final = deadline
-    if columns and deadline is not None:
-        deadline = time.perf_counter() + (1 - COLUMNS_SHARE) * (deadline - time.perf_counter())
 
     def left() -> float:
         return SUB_LIMIT_S if deadline is None else deadline - time.perf_counter()
@@ -574,15 +578,32 @@ def _every_bound(
         for value in spreading_bounds(instance, deadline):
             yield Bound(value, "spreading-metric LP")
 
+    def column_generation() -> Iterator[Bound]:
+        from topoopt.partition.colgen import colgen_bounds
+
+        end = time.perf_counter() + COLUMNS_LIMIT_S if final is None else final
+        yield from colgen_bounds(instance, where, end)
+
     # 5. the projected eigenvalue bound: one eigendecomposition
     yield Bound(eigenvalue_bound(instance), "projected eigenvalue bound")
     graph = instance.graph
     spread = spreading and instance.n_vertices <= SPREADING_MAX_VERTICES
     # 3. the spreading metric first, the strongest bound where it applies, when its LPs have
-    # the time they are expected to take (else after the others, with what they leave)
+    # the time they are expected to take (else after the others, with what they leave) ...
     if spread and (deadline is None or left() >= spreading_seconds(instance)):
         spread = False
         yield from spreading_metric()
+        if columns or (
+            columns is None
+            and deadline is not None
+            and instance.n_vertices >= COLUMNS_AUTO_VERTICES
+        ):
+            # ... then the column generation with all the time left (at 128 units the
+            # coarsenings and the profile never came near the spreading metric)
+            columns = False
+            yield from column_generation()
+    elif columns and deadline is not None:
+        deadline = time.perf_counter() + (1 - COLUMNS_SHARE) * (deadline - time.perf_counter())
     sizes = profile_sizes(instance, where)
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
@@ -606,10 +627,8 @@ def _every_bound(
         yield Bound(profile_bound(instance, phi), f"isoperimetric profile ({len(phi)} sizes)")
     # 4. column generation over the tree of groups
     if columns:
-        from topoopt.partition.colgen import colgen_bounds
-
-        deadline = time.perf_counter() + COLUMNS_LIMIT_S if final is None else final
-        yield from colgen_bounds(instance, where, deadline)
+        deadline = final
+        yield from column_generation()
     # 3. the spreading metric, if it did not go first
     if spread and left() > 0:
         yield from spreading_metric()

@@ -3,9 +3,11 @@ best lower bound of :func:`topoopt.partition.bounds.lower_bounds` proven within 
 
 For users who want to know how far a cut can be from the optimum without running the MIP: the
 result's ``objective`` is ``partition/greedy-lowcut``'s cut, ``bound`` the best proven lower
-bound (coarsenings, the isoperimetric profile, the spreading metric; the message names it) and
-``gap`` their relative difference. Option ``columns`` (default ``False``) adds the
-column-generation bound of :mod:`topoopt.partition.colgen`. It is ``optimal`` when the bound
+bound (the eigenvalue bound, coarsenings, the isoperimetric profile, the spreading metric;
+the message names it) and
+``gap`` their relative difference. Option ``columns`` (as in ``partition/mip``: by default
+after the spreading metric on jobs of 64 vertices or more) adds the column-generation bound of
+:mod:`topoopt.partition.colgen`. It is ``optimal`` when the bound
 reaches the cut. Under a time limit on a large instance the bounds run in a child process
 killed at the deadline (as in ``partition/mip``); sub-problems are proved on the call's
 backend.
@@ -38,7 +40,7 @@ class PartitionBoundSolver(PartitionMipSolver):
         ctx: SolveContext,
         *,
         symmetry: bool = True,
-        columns: bool = False,
+        columns: bool | None = None,
     ) -> Attempt:
         t0 = time.perf_counter()
         left = ctx.time_left()

@@ -7,8 +7,10 @@ through the common MIP driver on HiGHS, SCIP or Gurobi, warm started from
 ``partition/greedy-lowcut``. Options: ``symmetry`` (default ``True``) keeps the twin
 constraints; ``bounds`` (default ``True``) first proves the lower bounds of
 :func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`);
-``columns`` (default ``False``) adds the column-generation bound of
-:mod:`topoopt.partition.colgen` to them.
+``columns`` adds the column-generation bound of :mod:`topoopt.partition.colgen` to them
+(``True``), leaves it out (``False``) or, by default (``None``), runs it after the
+spreading-metric LP when that goes first on a job of at least
+:data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` vertices under a time limit.
 The result's bound is the best of those and the backend's, and the message says which one it
 is; a bound that reaches the incumbent proves it optimal without the MIP.
 
@@ -129,7 +131,7 @@ class PartitionMipSolver(MipSolver):
         *,
         symmetry: bool = True,
         bounds: bool = True,
-        columns: bool = False,
+        columns: bool | None = None,
     ) -> Attempt:
         t0 = time.perf_counter()
         left = ctx.time_left()
@@ -155,7 +157,7 @@ class PartitionMipSolver(MipSolver):
         started: float,
         report: Report | None = None,
         mip: bool = True,
-        columns: bool = False,
+        columns: bool | None = None,
     ) -> Attempt:
         """Lower bounds (if ``bounds``; with the column generation if ``columns``), then the
         MIP warm started from ``start`` (if ``mip``; otherwise ``start`` is the answer), within
@@ -288,7 +290,7 @@ class PartitionMipSolver(MipSolver):
         started: float,
         *,
         mip: bool = True,
-        columns: bool = False,
+        columns: bool | None = None,
     ) -> Attempt:
         """:meth:`stages` in a child interpreter killed at the deadline (module docstring)."""
         left = ctx.time_left() - CHILD_STOP_S
