@@ -65,11 +65,12 @@ the lower bound the run proved (heuristics prove none); gap: (cut − bound) / c
 time limit (s; "—": none); time: wall seconds of the call. `partition/heuristic-ilp` runs on the
 instance with random intra-cluster data added (`with_intra`, the same eq. 9 problem; its cut is
 greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 --solvers
-partition/mip`, default options: bounds (B1)–(B3), B3 with its aggregate row and first when
-its LPs have the time, no column generation, the warm start the better of greedy-lowcut and
-genetic; the 512-unit runs are the previous stop's, before that warm start);
-`partition/bound` with 60 s (128 units re-run this stop: at 60 s B3 then went last and got no
-time); `partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
+partition/mip`, default options: the eigenvalue bound (B5) first, then the spreading metric
+(B3) with its aggregate row when its LPs have the time, followed by the column generation
+(B4) on jobs of 64+ vertices; otherwise the coarsenings (B1) and the profile (B2); the warm
+start the better of greedy-lowcut and genetic); `partition/bound` with 300 s at 512 units
+and 60 s at 128 (all of its time is the bounds', so B3 goes first at 60 s);
+`partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
 unchanged). The 128-unit files are
 `instances/partition/table2-128`, the 512-unit ones `instances/partition/table2-512` (seed 0).
 
