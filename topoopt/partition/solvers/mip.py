@@ -71,6 +71,10 @@ CHILD_STOP_S = 0.3
 """Seconds kept for killing the child process and reading its answer."""
 CHILD_MIN_S = 0.5
 """A child process is started only with at least this much time left."""
+PARENT_EIGENVALUE_VERTICES = 1024
+"""Up to this many vertices the eigenvalue bound (B5) is also computed before the child
+starts (under 0.1 s): the child's imports take about a second, so a short limit would
+otherwise end without a bound."""
 PROOF_TOLERANCE = 1e-9
 """A bound within this (relative) distance of the incumbent proves it optimal."""
 
@@ -293,8 +297,14 @@ class PartitionMipSolver(MipSolver):
         columns: bool | None = None,
     ) -> Attempt:
         """:meth:`stages` in a child interpreter killed at the deadline (module docstring)."""
-        left = ctx.time_left() - CHILD_STOP_S
         lines: list[dict[str, Any]] = []
+        if bounds and instance.n_vertices <= PARENT_EIGENVALUE_VERTICES:
+            # milliseconds here, where the child may not reach its first bound in a short limit
+            from topoopt.partition.spectral import eigenvalue_bound
+
+            method = "projected eigenvalue bound"
+            lines.append({"bound": eigenvalue_bound(instance), "method": method})
+        left = ctx.time_left() - CHILD_STOP_S
         if left >= CHILD_MIN_S:
             where = None if start is None else start.indices(instance)
             settings = (
@@ -320,7 +330,7 @@ class PartitionMipSolver(MipSolver):
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
-                lines = _read_lines(taken)
+                lines += _read_lines(taken)
         results = [line["result"] for line in lines if "result" in line]
         if results:
             return _attempt(instance, results[-1])
