@@ -26,15 +26,16 @@ positive semidefinite ``Q``), since ``Z U Zᵀ`` has the nonzero eigenvalues ``�
 
 ``λ`` ascending (``λ_1 = 0`` belongs to ``√g``; with ``|V| − 1 < k`` the last one repeated:
 an assignment's ``μ`` has at most ``|V| − 1`` nonzero entries), ``μ`` descending. The
-right-hand side is
-concave in ``m`` (``A`` is concave in the Loewner order, the weights ``λ ≥ 0``), so its least
+right-hand side is concave in ``m`` (``A`` is concave in the Loewner order, and with ascending
+weights ``λ ≥ 0`` the sum is the least of ``Σ_i λ_i q_iᵀ B q_i`` over orthonormal frames:
+concave and monotone in ``B``), so its least
 value over the feasible sizes ``{Σ_a m_a = n, 0 ≤ m_a ≤ K_a}`` is at a vertex: some clusters
 full, one partly filled, the rest empty (:func:`size_vertices`). With many clusters
 (:data:`MAX_JOINT_CLUSTERS`) the bound is taken level by level instead (``U`` restricted to one
 level is ``δ_j`` times its groups' blocks; each level's function is symmetric and concave in its
 group sizes, so least at the sizes that fill the largest groups first, which majorise all
-others), a weaker but valid bound. One dense eigendecomposition of ``M``: milliseconds at 128
-vertices, a fraction of a second at 512.
+others), a weaker but valid bound. One dense eigendecomposition of ``M``: 5 ms at 128
+vertices, 20-40 ms at 512 (``benchmarks/partition/eigenvalue_bound.py``).
 """
 
 from __future__ import annotations
