@@ -151,11 +151,16 @@ def test_bound_names_its_method() -> None:
 
 
 @settings(max_examples=5, deadline=None)
-@given(inst=st.one_of(seeded_small(), packing_instances()), warm=st.booleans())
+@given(
+    inst=st.one_of(seeded_small(), packing_instances()),
+    warm=st.booleans(),
+    workers=st.sampled_from([1, 2]),
+)
 def test_column_generation_bound_is_at_most_the_optimum(
-    inst: PartitionInstance, warm: bool
+    inst: PartitionInstance, warm: bool, workers: int
 ) -> None:
-    """Every bound of every round, with and without an incumbent's columns."""
+    """Every bound of every round, with and without an incumbent's columns, pricing one
+    group at a time or two at once."""
     optimum = _optimum(inst)
     if optimum is None:
         return
@@ -163,8 +168,22 @@ def test_column_generation_bound_is_at_most_the_optimum(
     if warm:
         greedy = topoopt.solve(inst, "partition/greedy-lowcut")
         where = None if greedy.solution is None else greedy.solution.indices(inst)
-    for found in colgen.colgen_bounds(inst, where, time.perf_counter() + 10.0):
+    for found in colgen.colgen_bounds(inst, where, time.perf_counter() + 10.0, workers):
         assert found.value <= optimum + TOL * max(1.0, optimum), (found, optimum)
+
+
+@pytest.mark.parametrize("seed", [0, 4, 9])
+def test_parallel_pricing_follows_the_same_rounds(seed: int) -> None:
+    """Pricing two groups at once changes the time, not the rounds: without time pressure
+    every pricing problem is solved to optimality and the columns are added in the same
+    order, so the bounds are the same."""
+    inst = small(seed, count=1)[0]
+    where = topoopt.solve(inst, "partition/greedy-lowcut").solution.indices(inst)
+    one, two = (
+        [b.value for b in colgen.colgen_bounds(inst, where, time.perf_counter() + 60.0, w)]
+        for w in (1, 2)
+    )
+    assert two == pytest.approx(one)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -526,6 +526,7 @@ def lower_bounds(
     *,
     spreading: bool = True,
     columns: bool | None = None,
+    workers: int = 1,
 ) -> Iterator[Bound]:
     """Prove lower bounds (module docstring, items 1–5) until ``deadline``
     (``time.perf_counter()``; ``None``: no limit, each sub-problem at most
@@ -551,9 +552,11 @@ def lower_bounds(
         sub-problems end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
         ``None`` (default): only after the spreading metric, on jobs of at least
         :data:`COLUMNS_AUTO_VERTICES` vertices under a deadline.
+    workers
+        Pricing problems the column generation solves at once (threads).
     """
     best = 0.0
-    for found in _every_bound(instance, where, solve, deadline, spreading, columns):
+    for found in _every_bound(instance, where, solve, deadline, spreading, columns, workers):
         if found.value > best:
             best = found.value
             yield found
@@ -566,6 +569,7 @@ def _every_bound(
     deadline: float | None,
     spreading: bool,
     columns: bool | None,
+    workers: int = 1,
 ) -> Iterator[Bound]:
     """Every bound :func:`lower_bounds` proves, in its order (each stage's values as they
     come; :func:`lower_bounds` keeps those above the best so far)."""
@@ -582,7 +586,7 @@ def _every_bound(
         from topoopt.partition.colgen import colgen_bounds
 
         end = time.perf_counter() + COLUMNS_LIMIT_S if final is None else final
-        yield from colgen_bounds(instance, where, end)
+        yield from colgen_bounds(instance, where, end, workers)
 
     # 5. the projected eigenvalue bound: one eigendecomposition
     yield Bound(eigenvalue_bound(instance), "projected eigenvalue bound")

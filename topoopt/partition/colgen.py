@@ -46,8 +46,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -522,6 +524,7 @@ def colgen_bounds(
     instance: PartitionInstance,
     where: list[int] | None,
     deadline: float,
+    workers: int = 1,
 ) -> Iterator[Bound]:
     """Column generation (module docstring) until ``deadline`` (``time.perf_counter()``) or
     until no improving column is found, yielding each new best certified bound.
@@ -543,6 +546,8 @@ def colgen_bounds(
         artificial columns only).
     deadline
         When to stop.
+    workers
+        Pricing problems solved at once in an exact round (threads).
     """
     problem = Problem.of(instance)
     nv, groups = instance.n_vertices, len(problem.cost)
@@ -578,7 +583,7 @@ def colgen_bounds(
             if added:
                 continue
         heuristic = 0
-        bound, added, proven = exact_round(problem, master, conv, nest, deadline, effort)
+        bound, added, proven = exact_round(problem, master, conv, nest, deadline, effort, workers)
         bound -= BOUND_MARGIN * abs(bound)
         if bound > best:
             best = bound
@@ -597,6 +602,7 @@ def exact_round(
     nest: np.ndarray,
     deadline: float,
     effort: np.ndarray,
+    workers: int = 1,
 ) -> tuple[float, int, bool]:
     """Price every group exactly at the master's duals: ``L`` from the pricing bounds, the
     number of improving columns added, and whether every pricing problem was solved to
@@ -604,20 +610,44 @@ def exact_round(
 
     The groups go in the order of ``effort`` (each one's last pricing time, updated), each
     with an equal share of the round's time left (:data:`EXACT_SHARE` of the time left), so
-    the time the easy ones leave goes to the hard ones."""
+    the time the easy ones leave goes to the hard ones. ``workers`` pricing problems run at
+    once (threads: HiGHS releases the GIL while it solves), each share then ``workers`` times
+    as long; the columns are added afterwards, in the groups' order."""
     groups = len(problem.cost)
-    minima = np.empty(groups)
-    added, proven = 0, True
     stop = time.perf_counter() + EXACT_SHARE * (deadline - time.perf_counter())
-    for k, i in enumerate(np.argsort(effort, kind="stable")):
-        began = time.perf_counter()
-        if began >= deadline:
-            return -math.inf, added, False
+    order = [int(i) for i in np.argsort(effort, kind="stable")]
+    jobs = {}
+    for i in order:
         prize = problem.prizes(nest, i)
         sets = pool_columns(problem, i, prize, master.pool(i))
         start = min(sets, key=lambda m: _price(problem, i, prize, m), default=None)
-        minima[i], found = price_exactly(problem, i, prize, start, (stop - began) / (groups - k))
-        effort[i] = time.perf_counter() - began
+        jobs[i] = (prize, sets, start)
+    started = itertools.count()
+    lock = threading.Lock()
+
+    def price(i: int) -> tuple[float, list[np.ndarray], float] | None:
+        began = time.perf_counter()
+        if began >= deadline:
+            return None
+        with lock:
+            k = next(started)
+        prize, _, start = jobs[i]
+        share = workers * (stop - began) / (groups - k)
+        minimum, found = price_exactly(problem, i, prize, start, share)
+        return minimum, found, time.perf_counter() - began
+
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(price, order))
+    else:
+        outcomes = [price(i) for i in order]
+    minima = np.empty(groups)
+    added, proven = 0, True
+    for i, outcome in zip(order, outcomes, strict=True):
+        if outcome is None:
+            return -math.inf, added, False
+        minima[i], found, effort[i] = outcome
+        prize, sets, _ = jobs[i]
         if found:
             value = _price(problem, i, prize, found[0])
             proven &= minima[i] >= value - TOLERANCE * max(1.0, abs(value))

@@ -185,7 +185,11 @@ class PartitionMipSolver(MipSolver):
             deadline = None if math.isinf(left) else time.perf_counter() + share * left
             where = None if start is None else start.indices(instance)
             sub = self._sub_solver(ctx, symmetry)
-            for found in lower_bounds(instance, where, sub, deadline, columns=columns):
+            workers = ctx.threads or 1  # the column generation's pricing threads
+            found_bounds = lower_bounds(
+                instance, where, sub, deadline, columns=columns, workers=workers
+            )
+            for found in found_bounds:
                 best, method = found.value, found.method
                 if report is not None:
                     report({"bound": best, "method": method})
