@@ -6,7 +6,7 @@ pricing problem of a group that must hold part of the job (``lo_N > 0``), and th
 greedy-lowcut's cut. One JSON line per instance on standard output. Usage (one thread)::
 
     OMP_NUM_THREADS=1 python benchmarks/partition/colgen_bound.py \\
-        instances/partition/table2-128/*.json --time-limit 300 --at 60 150 300
+        instances/partition/table2-128/*.json --time-limit 300 --at 60 150 300 [--workers 2]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from topoopt.core.io import load
 from topoopt.partition import colgen
 
 
-def measure(path: Path, limit: float, at: list[float]) -> dict[str, object]:
+def measure(path: Path, limit: float, at: list[float], workers: int = 1) -> dict[str, object]:
     """One instance's record."""
     instance = load(path)
     greedy = topoopt.solve(instance, "partition/greedy-lowcut")
@@ -46,7 +46,7 @@ def measure(path: Path, limit: float, at: list[float]) -> dict[str, object]:
     started = time.perf_counter()
     trace = []
     try:
-        for found in colgen.colgen_bounds(instance, where, started + limit):
+        for found in colgen.colgen_bounds(instance, where, started + limit, workers):
             trace.append((time.perf_counter() - started, found.value))
     finally:
         colgen.price_exactly, colgen.exact_round = price, exact
@@ -56,6 +56,7 @@ def measure(path: Path, limit: float, at: list[float]) -> dict[str, object]:
     final = trace[-1][1] if trace else 0.0
     return {
         "instance": instance.name,
+        "workers": workers,
         "cut": cut,
         "bound_at": reached,
         "bound": final,
@@ -72,9 +73,10 @@ def main() -> None:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument("--at", type=float, nargs="*", default=[60.0, 150.0, 300.0])
+    parser.add_argument("--workers", type=int, default=1, help="pricing problems at once")
     args = parser.parse_args()
     for path in args.files:
-        print(json.dumps(measure(path, args.time_limit, args.at)), flush=True)
+        print(json.dumps(measure(path, args.time_limit, args.at, args.workers)), flush=True)
 
 
 if __name__ == "__main__":

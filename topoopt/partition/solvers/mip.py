@@ -10,7 +10,8 @@ constraints; ``bounds`` (default ``True``) first proves the lower bounds of
 ``columns`` adds the column-generation bound of :mod:`topoopt.partition.colgen` to them
 (``True``), leaves it out (``False``) or, by default (``None``), runs it after the
 spreading-metric LP when that goes first on a job of at least
-:data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` vertices under a time limit.
+:data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` vertices under a time limit. Its exact
+pricing rounds solve ``threads`` pricing problems at once (one without ``threads``).
 The result's bound is the best of those and the backend's, and the message says which one it
 is; a bound that reaches the incumbent proves it optimal without the MIP.
 
