@@ -66,7 +66,7 @@ import scipy.sparse as sp
 from topoopt.core.backends import quiet_highs
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
-from topoopt.partition.spectral import eigenvalue_bound
+from topoopt.partition.spectral import eigenvalue_bound, fill_largest
 
 MAX_COARSE_GROUPS = 3
 """Largest level coarsening proved by the MIP (with more groups its bound stays near 0)."""
@@ -294,21 +294,17 @@ def profile_bound(instance: PartitionInstance, phi: dict[int, float]) -> float:
 
 
 def squared_sizes(need: float, capacities: Sequence[float]) -> float:
-    """The most ``Σ_G s_G²`` over group sizes ``0 ≤ s_G ≤ K_G`` with ``Σ_G s_G = need``: fill
-    the largest groups first (a convex function is largest at the vertex whose sizes
-    majorise every other feasible vector's).
+    """The most ``Σ_G s_G²`` over group sizes ``0 ≤ s_G ≤ K_G`` with ``Σ_G s_G = need``: at
+    the sizes that fill the largest groups first (:func:`~topoopt.partition.spectral.fill_largest`;
+    a convex function is largest at the vertex whose sizes majorise every other feasible
+    vector's).
 
     Examples
     --------
     >>> squared_sizes(10, [4, 8, 2])
     68.0
     """
-    left, out = float(need), 0.0
-    for size in sorted(capacities, reverse=True):
-        take = min(float(size), left)
-        out += take * take
-        left -= take
-    return out
+    return float((fill_largest(need, capacities) ** 2).sum())
 
 
 def spreading_level(

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -622,25 +621,19 @@ def exact_round(
         sets = pool_columns(problem, i, prize, master.pool(i))
         start = min(sets, key=lambda m: _price(problem, i, prize, m), default=None)
         jobs[i] = (prize, sets, start)
-    started = itertools.count()
-    lock = threading.Lock()
 
-    def price(i: int) -> tuple[float, list[np.ndarray], float] | None:
+    def price(k: int) -> tuple[float, list[np.ndarray], float] | None:
+        """The ``k``-th group's pricing (the pool starts them in order)."""
         began = time.perf_counter()
         if began >= deadline:
             return None
-        with lock:
-            k = next(started)
-        prize, _, start = jobs[i]
+        prize, _, start = jobs[order[k]]
         share = workers * (stop - began) / (groups - k)
-        minimum, found = price_exactly(problem, i, prize, start, share)
+        minimum, found = price_exactly(problem, order[k], prize, start, share)
         return minimum, found, time.perf_counter() - began
 
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(price, order))
-    else:
-        outcomes = [price(i) for i in order]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(pool.map(price, range(groups)))
     minima = np.empty(groups)
     added, proven = 0, True
     for i, outcome in zip(order, outcomes, strict=True):

@@ -44,6 +44,8 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
@@ -92,11 +94,10 @@ def spectrum(instance: PartitionInstance) -> np.ndarray:
     index = np.full(len(gpus), -1)
     index[keep] = np.arange(len(keep))
     inside = (gpus[u] > 0) & (gpus[w] > 0)
-    a, b, t = index[u[inside]], index[w[inside]], traffic[inside]
-    laplacian = np.zeros((len(keep), len(keep)))
-    np.add.at(laplacian, (a, b), -t)
-    np.add.at(laplacian, (b, a), -t)
-    laplacian[np.diag_indices(len(keep))] = -laplacian.sum(axis=1)
+    adjacency = sp.coo_matrix(
+        (traffic[inside], (index[u[inside]], index[w[inside]])), shape=(len(keep), len(keep))
+    )
+    laplacian = csgraph.laplacian((adjacency + adjacency.T).toarray())
     scale = 1.0 / np.sqrt(gpus[keep])
     return np.linalg.eigvalsh(scale[:, None] * laplacian * scale[None, :])
 
@@ -172,10 +173,23 @@ def eigenvalue_bound(instance: PartitionInstance) -> float:
     for step, part in zip(
         level_steps(instance.graph.levels), instance.graph.hierarchy, strict=False
     ):
-        groups = sorted((sum(capacity[c] for c in group) for group in part), reverse=True)
-        sizes = np.diff(np.minimum(np.cumsum([0.0, *groups]), need))
+        sizes = fill_largest(need, [sum(capacity[c] for c in group) for group in part])
         bound += step * weighted_sum(lam, np.eye(len(sizes)), sizes)
     return max(0.0, float(bound))
+
+
+def fill_largest(need: float, capacities: Sequence[float]) -> np.ndarray:
+    """Group sizes ``0 ≤ s_G ≤ K_G`` adding up to ``need`` (as far as they can), the largest
+    groups filled first, largest first: the size vector that majorises every other feasible
+    one, where a Schur-concave function is least and a Schur-convex one largest.
+
+    Examples
+    --------
+    >>> fill_largest(10, [4, 8, 2]).tolist()
+    [8.0, 2.0, 0.0]
+    """
+    ordered = sorted((float(c) for c in capacities), reverse=True)
+    return np.diff(np.minimum(np.cumsum([0.0, *ordered]), float(need)))
 
 
 def _psd_root(matrix: np.ndarray) -> np.ndarray:
@@ -184,4 +198,4 @@ def _psd_root(matrix: np.ndarray) -> np.ndarray:
     return (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
 
 
-__all__ = ["eigenvalue_bound", "similarity", "size_vertices", "spectrum"]
+__all__ = ["eigenvalue_bound", "fill_largest", "similarity", "size_vertices", "spectrum"]

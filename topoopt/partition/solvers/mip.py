@@ -187,10 +187,9 @@ class PartitionMipSolver(MipSolver):
             where = None if start is None else start.indices(instance)
             sub = self._sub_solver(ctx, symmetry)
             workers = ctx.threads or 1  # the column generation's pricing threads
-            found_bounds = lower_bounds(
+            for found in lower_bounds(
                 instance, where, sub, deadline, columns=columns, workers=workers
-            )
-            for found in found_bounds:
+            ):
                 best, method = found.value, found.method
                 if report is not None:
                     report({"bound": best, "method": method})
