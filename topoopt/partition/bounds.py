@@ -36,7 +36,8 @@ group present at several levels counts once per level), ``cut(π) = Σ_N c_N δ(
 3. **Spreading metric** (:func:`spreading_bound`): per level, the LP of edge lengths whose balls
    of radius 1 hold at most the largest group capacity (the LP of
    ``benchmarks/partition/spreading_bound.py``) and together at most the largest
-   ``Σ_G s_G²`` the level's groups allow (:func:`squared_sizes`); ``Σ_j δ_j LP_j``.
+   ``Σ_G s_G²`` the level's groups allow (:func:`squared_sizes`); ``Σ_j δ_j LP_j``, each
+   ``LP_j`` certified by the Lagrangian value at PDLP's duals.
 
 4. **Column generation** (:mod:`topoopt.partition.colgen`, option ``columns``): the
    Lagrangian (Farley) bound of the Dantzig–Wolfe master over the tree of groups, a vertex set
@@ -74,8 +75,14 @@ PROFILE_SIZES = 8
 """Most sizes at which the isoperimetric profile is bounded."""
 SUB_LIMIT_S = 60.0
 """Time limit of one sub-problem when the call has none."""
-SPREADING_MAX_VERTICES = 160
-"""Largest job for the spreading-metric LP (``|V| · (2|E| + |V| + 1)`` rows)."""
+SPREADING_MAX_VERTICES = 640
+"""Largest job for the spreading-metric LP (``|V| · (2|E| + |V| + 1)`` rows: 2.4 million at
+512 units and 2,048 edges, solved by PDLP in 45-93 s per level)."""
+PDLP_TOLERANCE = 1e-4
+"""Feasibility tolerances of the spreading LP's PDLP runs: the bound is certified at any
+duals. At 512 units a level takes 45-94 s with 1e-4 (1e-3 gives the same duals); with HiGHS'
+default 1e-7 one level of ``t2-512-0-2`` ran 462 s. At 128 units the bounds equal the
+interior point method's to 1e-6."""
 COLUMNS_LIMIT_S = 60.0
 """Time limit of the column generation when the call has none."""
 COLUMNS_SHARE = 0.5
@@ -316,16 +323,18 @@ def spreading_level(
     """``LP_j`` of the spreading-metric relaxation for the largest group capacity ``capacity``
     and, when given, the bound ``squares`` on ``Σ_s g_s · ball(s)`` (:func:`squared_sizes`;
     ``benchmarks/partition/spreading_bound.py`` writes the LP out; ``z_sv ≤ 1`` is added,
-    which the optimum meets anyway). HiGHS' interior point method without crossover gives
-    the row duals ``y``; the bound is the Lagrangian value :func:`safe_dual_bound` at ``y``,
-    valid for any ``y`` whatever the solver's tolerances (0 without a dual solution, e.g.
-    when ``time_limit`` seconds pass first)."""
+    which the optimum meets anyway). HiGHS' first-order solver (PDLP) gives the row duals
+    ``y`` of the LP with every row divided by its largest coefficient; the bound is the
+    Lagrangian value :func:`safe_dual_bound` at ``y``, valid for any ``y`` whatever the
+    solver's tolerances (0 without a dual solution, e.g. when ``time_limit`` seconds pass
+    first)."""
     import highspy
 
-    matrix, rows, columns, cost = spreading_lp(instance, capacity, squares)
+    matrix, rows, columns, cost = scaled_rows(*spreading_lp(instance, capacity, squares))
     highs = quiet_highs()  # no "threads": HiGHS refuses to run when it differs from the scheduler
-    highs.setOptionValue("solver", "ipm")
-    highs.setOptionValue("run_crossover", "off")  # 80 s of 90 at 128 units; y is enough
+    highs.setOptionValue("solver", "pdlp")  # 1.3 s a level at 128 units, the IPM took 12 s
+    for tolerance in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+        highs.setOptionValue(tolerance, PDLP_TOLERANCE)
     if time_limit is not None:
         highs.setOptionValue("time_limit", max(time_limit, 1e-3))
     count = len(cost)
@@ -351,6 +360,21 @@ def spreading_level(
         for sign in (1.0, -1.0)  # whichever sign convention the duals follow
     )
     return max(0.0, bound)
+
+
+def scaled_rows(
+    matrix: sp.csr_matrix,
+    rows: tuple[np.ndarray, np.ndarray],
+    columns: tuple[np.ndarray, np.ndarray],
+    cost: np.ndarray,
+) -> tuple[sp.csr_matrix, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The same LP with every row (and its sides) divided by its largest absolute
+    coefficient. PDLP's tolerances are relative to the norm of the right-hand sides: the
+    aggregate ball row's ``Σ_G s_G²`` (about ``10⁷`` at 512 units) made it stop at the zero
+    point as "optimal"."""
+    largest = np.abs(matrix).max(axis=1).toarray().ravel()
+    factor = 1.0 / np.where(largest > 0, largest, 1.0)
+    return sp.diags(factor).dot(matrix).tocsr(), (rows[0] * factor, rows[1] * factor), columns, cost
 
 
 def spreading_lp(
@@ -448,18 +472,18 @@ def safe_dual_bound(
     return float(from_rows.sum() + np.minimum(reduced * left, reduced * right).sum())
 
 
-SPREADING_SECONDS = 30.0
-"""Seconds the spreading-metric LPs (all levels) took at most on the 128-unit, 512-edge
-Table 2 instances (one thread, 22-29 s); :func:`spreading_seconds` scales it."""
+SPREADING_SECONDS = 100.0
+"""Seconds one level's spreading-metric LP took at most on the 512-unit, 2,048-edge Table 2
+instances (PDLP, one thread: 45-93 s); :func:`spreading_seconds` scales it."""
 
 
 def spreading_seconds(instance: PartitionInstance) -> float:
-    """The time the spreading-metric LPs are expected to take at most:
+    """The time one level's spreading-metric LP is expected to take at most:
     :data:`SPREADING_SECONDS` scaled by ``n² m`` (distance variables times path rows per
-    source) against 128 units and 512 edges — an estimate that orders the bounds, nothing
-    more."""
+    source) against 512 units and 2,048 edges — an estimate that orders the bounds, nothing
+    more (1.3 s measured at 128 units, 1.6 s estimated)."""
     n, m = instance.n_vertices, len(instance.edges)
-    return SPREADING_SECONDS * (n / 128) ** 2 * (m / 512)
+    return SPREADING_SECONDS * (n / 512) ** 2 * (m / 2048)
 
 
 def spreading_bound(instance: PartitionInstance, deadline: float | None = None) -> float:
@@ -588,8 +612,9 @@ def _every_bound(
     yield Bound(eigenvalue_bound(instance), "projected eigenvalue bound")
     graph = instance.graph
     spread = spreading and instance.n_vertices <= SPREADING_MAX_VERTICES
-    # 3. the spreading metric first, the strongest bound where it applies, when its LPs have
-    # the time they are expected to take (else after the others, with what they leave) ...
+    # 3. the spreading metric first, the strongest bound where it applies, when the time
+    # covers what one level's LP is expected to take (every partial sum over the levels is a
+    # bound; else after the others, with what they leave) ...
     if spread and (deadline is None or left() >= spreading_seconds(instance)):
         spread = False
         yield from spreading_metric()
