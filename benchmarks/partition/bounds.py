@@ -66,12 +66,12 @@ time limit (s; "—": none); time: wall seconds of the call. `partition/heuristi
 instance with random intra-cluster data added (`with_intra`, the same eq. 9 problem; its cut is
 greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 --solvers
 partition/mip`, default options: the eigenvalue bound (B5) first, then the spreading metric
-(B3) with its aggregate row when its LPs have the time, followed by the column generation
-(B4) on jobs of 64+ vertices; otherwise the coarsenings (B1) and the profile (B2); the warm
-start the better of greedy-lowcut and genetic); `partition/bound` with 300 s at 512 units
-and 60 s at 128 (all of its time is the bounds', so B3 goes first at 60 s);
-`partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
-unchanged). The 128-unit files are
+(B3, HiGHS' PDLP, up to 640 vertices) with its aggregate row when one level's LP has the
+time, followed by the column generation (B4) on jobs of 64+ vertices; otherwise the
+coarsenings (B1) and the profile (B2); the warm start the better of greedy-lowcut and
+genetic); `partition/bound` with 300 s at 512 units and 60 s at 128 (all of its time is the
+bounds', so B3 goes first at 60 s); `partition/genetic` (30 s) and the heuristics are
+earlier records (those solvers are unchanged). The 128-unit files are
 `instances/partition/table2-128`, the 512-unit ones `instances/partition/table2-512` (seed 0).
 
 """

@@ -169,13 +169,41 @@ def eigenvalue_bound(instance: PartitionInstance) -> float:
         root = _psd_root(similarity(instance))
         values = (weighted_sum(lam, root, m) for m in size_vertices(capacity, need))
         return max(0.0, float(min(values, default=0.0)))
-    bound = 0.0
-    for step, part in zip(
-        level_steps(instance.graph.levels), instance.graph.hierarchy, strict=False
-    ):
+    steps = level_steps(instance.graph.levels)
+    return max(0.0, float(steps @ _level_values(instance, lam)))
+
+
+def level_bounds(instance: PartitionInstance) -> np.ndarray:
+    """Per level ``j`` of the ultrametric (those with a step), a lower bound on
+    ``T_j(π) = ½ Σ_{G ∈ P_j} δ(S_G)`` of every assignment: the projected eigenvalue bound of
+    that level alone (``U`` the identity over its groups), least at the sizes that fill the
+    largest groups first. Zeros above :data:`MAX_VERTICES` vertices.
+
+    Examples
+    --------
+    >>> from topoopt.partition.generate import examples
+    >>> level_bounds(examples()[4]).round(4).tolist()  # two levels
+    [4.366, 1.7292]
+    """
+    count = len(level_steps(instance.graph.levels))
+    if instance.n_vertices > MAX_VERTICES or instance.total_gpus <= 0:
+        return np.zeros(count)
+    lam = spectrum(instance)
+    if len(lam) <= 1:
+        return np.zeros(count)
+    return _level_values(instance, lam)
+
+
+def _level_values(instance: PartitionInstance, lam: np.ndarray) -> np.ndarray:
+    """:func:`level_bounds` from the spectrum ``lam`` of ``M``."""
+    need = float(instance.total_gpus)
+    capacity = [float(c.capacity_gpus) for c in instance.clusters]
+    count = len(level_steps(instance.graph.levels))
+    values = []
+    for part in instance.graph.hierarchy[:count]:
         sizes = fill_largest(need, [sum(capacity[c] for c in group) for group in part])
-        bound += step * weighted_sum(lam, np.eye(len(sizes)), sizes)
-    return max(0.0, float(bound))
+        values.append(max(0.0, weighted_sum(lam, np.eye(len(sizes)), sizes)))
+    return np.array(values)
 
 
 def fill_largest(need: float, capacities: Sequence[float]) -> np.ndarray:
@@ -198,4 +226,11 @@ def _psd_root(matrix: np.ndarray) -> np.ndarray:
     return (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
 
 
-__all__ = ["eigenvalue_bound", "fill_largest", "similarity", "size_vertices", "spectrum"]
+__all__ = [
+    "eigenvalue_bound",
+    "fill_largest",
+    "level_bounds",
+    "similarity",
+    "size_vertices",
+    "spectrum",
+]

@@ -56,6 +56,10 @@ greedy-lowcut's (fresh Table 2 seed 1 at 128 units: 5.532 against 6.036)."""
 GENETIC_START_VERTICES = 64
 """Smallest instance whose MIP is warm started by the genetic search too (smaller ones are
 solved by the MIP itself)."""
+GENETIC_START_MAX_VERTICES = 256
+"""Largest such instance: at 512 units the genetic search's 30 s cuts were 8-24 % above
+greedy-lowcut's on all three Table 2 files (``benchmarks/partition/bounds/report.md``), and
+the spreading LP needs the time."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
@@ -112,13 +116,15 @@ class PartitionMipSolver(MipSolver):
     def best_start(
         self, instance: PartitionInstance, time_limit: float | None, seed: int
     ) -> Assignment | None:
-        """:meth:`start_within`, then — under a time limit, on instances of at least
-        :data:`GENETIC_START_VERTICES` vertices — ``partition/genetic`` (seeded with the
+        """:meth:`start_within`, then — under a time limit, on instances of
+        :data:`GENETIC_START_VERTICES` to :data:`GENETIC_START_MAX_VERTICES` vertices —
+        ``partition/genetic`` (seeded with the
         call's seed) with what is left of ``time_limit`` (at most :data:`GENETIC_START_S`):
         the assignment of lower cut (greedy-lowcut's on ties)."""
         started = time.perf_counter()
         best = self.start_within(instance, time_limit)
-        if time_limit is None or best is None or instance.n_vertices < GENETIC_START_VERTICES:
+        sized = GENETIC_START_VERTICES <= instance.n_vertices <= GENETIC_START_MAX_VERTICES
+        if time_limit is None or best is None or not sized:
             return best
         left = min(GENETIC_START_S, time_limit - (time.perf_counter() - started))
         if left <= 0:
