@@ -322,8 +322,7 @@ def spreading_level(
 ) -> float:
     """``LP_j`` of the spreading-metric relaxation for the largest group capacity ``capacity``
     and, when given, the bound ``squares`` on ``Σ_s g_s · ball(s)`` (:func:`squared_sizes`;
-    ``benchmarks/partition/spreading_bound.py`` writes the LP out; ``z_sv ≤ 1`` is added,
-    which the optimum meets anyway). HiGHS' first-order solver (PDLP) gives the row duals
+    :func:`spreading_lp` writes the LP out). HiGHS' first-order solver (PDLP) gives the row duals
     ``y`` of the LP with every row divided by its largest coefficient; the bound is the
     Lagrangian value :func:`safe_dual_bound` at ``y``, valid for any ``y`` whatever the
     solver's tolerances (0 without a dual solution, e.g. when ``time_limit`` seconds pass
@@ -382,17 +381,19 @@ def spreading_lp(
 ) -> tuple[sp.csr_matrix, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], np.ndarray]:
     """The LP of :func:`spreading_level` as ``(A, (row lo, row up), (col lo, col up), c)``.
 
-    Columns: ``ℓ_e`` (``m``), ``d_sv`` (``n²``, ``d_ss = 0``), ``z_sv`` (``n²``), all in
-    ``[0, 1]``. Rows: ``d_sb − d_sa − ℓ_e ≤ 0`` for every source ``s`` and edge ``e``
-    in both directions ``a → b`` (``b ≠ s``; shortest paths), ``z_sv + d_sv ≥ 1``,
-    ``Σ_v g_v z_sv ≤ capacity`` per source, and ``Σ_s g_s Σ_v g_v z_sv ≤ squares``.
+    Columns: ``ℓ_e`` (``m``) and ``d_sv`` (``n²``, ``d_ss = 0``), all in ``[0, 1]``. Rows:
+    ``d_sb − d_sa − ℓ_e ≤ 0`` for every source ``s`` and edge ``e`` in both directions
+    ``a → b`` (``b ≠ s``; shortest paths), ``Σ_v g_v d_sv ≥ g(V) − capacity`` per source (the
+    ball ``Σ_v g_v z_sv ≤ capacity`` with ``z_sv = 1 − d_sv``, the least ``z ≥ 1 − d, z ≥ 0``
+    allows since ``d ≤ 1``), and ``Σ_s g_s Σ_v g_v d_sv ≥ g(V)² − squares``.
     """
     n = instance.n_vertices
     u, w, traffic = instance.edge_arrays
     g = np.array([x.gpus for x in instance.vertices], dtype=float)
+    total = float(g.sum())
     m = len(traffic)
-    d0, z0 = m, m + n * n
-    cols = m + 2 * n * n
+    d0 = m
+    cols = m + n * n
     # shortest paths: per source s and directed edge a -> b with b != s
     heads = np.tile(np.concatenate([w, u]), n)
     tails = np.tile(np.concatenate([u, w]), n)
@@ -403,23 +404,15 @@ def spreading_lp(
     paths = len(source)
     path_cols = np.stack([d0 + source * n + heads, d0 + source * n + tails, edges], axis=1)
     path_vals = np.tile([1.0, -1.0, -1.0], (paths, 1))
-    # z_sv + d_sv >= 1
-    pairs = np.arange(n * n)
-    cover_cols = np.stack([z0 + pairs, d0 + pairs], axis=1)
     # balls: per source, and all together
-    ball_cols = z0 + pairs.reshape(n, n)
-    ball_vals = np.tile(g, (n, 1))
-    blocks = [
-        (path_cols, path_vals),
-        (cover_cols, np.ones((n * n, 2))),
-        (ball_cols, ball_vals),
-    ]
-    lower = [np.full(paths, -np.inf), np.ones(n * n), np.full(n, -np.inf)]
-    upper = [np.zeros(paths), np.full(n * n, np.inf), np.full(n, float(capacity))]
+    pairs = np.arange(n * n)
+    blocks = [(path_cols, path_vals), (d0 + pairs.reshape(n, n), np.tile(g, (n, 1)))]
+    lower = [np.full(paths, -np.inf), np.full(n, total - float(capacity))]
+    upper = [np.zeros(paths), np.full(n, np.inf)]
     if squares is not None:
-        blocks.append(((z0 + pairs)[None, :], np.outer(g, g).ravel()[None, :]))
-        lower.append(np.array([-np.inf]))
-        upper.append(np.array([float(squares)]))
+        blocks.append(((d0 + pairs)[None, :], np.outer(g, g).ravel()[None, :]))
+        lower.append(np.array([total * total - float(squares)]))
+        upper.append(np.array([np.inf]))
     indices = np.concatenate([c.ravel() for c, _ in blocks])
     data = np.concatenate([v.ravel() for _, v in blocks])
     lengths = np.concatenate([np.full(c.shape[0], c.shape[1]) for c, _ in blocks])
