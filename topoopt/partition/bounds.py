@@ -470,16 +470,16 @@ def safe_dual_bound(
     return float(from_rows.sum() + np.minimum(reduced * left, reduced * right).sum())
 
 
-SPREADING_SECONDS = 100.0
+SPREADING_SECONDS = 65.0
 """Seconds one level's spreading-metric LP took at most on the 512-unit, 2,048-edge Table 2
-instances (PDLP, one thread: 45-93 s); :func:`spreading_seconds` scales it."""
+instances (PDLP, one thread: 37-62 s); :func:`spreading_seconds` scales it."""
 
 
 def spreading_seconds(instance: PartitionInstance) -> float:
     """The time one level's spreading-metric LP is expected to take at most:
     :data:`SPREADING_SECONDS` scaled by ``n² m`` (distance variables times path rows per
     source) against 512 units and 2,048 edges — an estimate that orders the bounds, nothing
-    more (1.3 s measured at 128 units, 1.6 s estimated)."""
+    more (0.4-1.0 s measured at 128 units, 1.0 s estimated)."""
     n, m = instance.n_vertices, len(instance.edges)
     return SPREADING_SECONDS * (n / 512) ** 2 * (m / 2048)
 

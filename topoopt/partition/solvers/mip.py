@@ -66,10 +66,9 @@ SPREADING_SHARE = 0.9
 """The same share when the spreading-metric LP applies (at most
 :data:`~topoopt.partition.bounds.SPREADING_MAX_VERTICES` vertices) and has, within it, the
 time one level is expected to take (:func:`~topoopt.partition.bounds.spreading_seconds`; it
-then goes first): it is the strongest bound there (3 s for all levels at 128 units, 2-3
-minutes at 512), and in
-the MIP's 150 s at 128 units neither backend proved more than 0.001 nor improved
-greedy-lowcut's cut (``docs/partition.md``)."""
+then goes first): it is the strongest bound there (1-3 s for all levels at 128 units, about
+2 minutes at 512), and in the MIP's 150 s at 128 units neither backend proved more than
+0.001 nor improved greedy-lowcut's cut (``docs/partition.md``)."""
 ISOLATE_ASSIGNMENTS = 512
 """Under a time limit, instances with at least this many assignment variables (vertices ×
 clusters) are solved in a child process killed at the deadline."""
