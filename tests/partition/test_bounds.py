@@ -333,6 +333,29 @@ def test_the_spreading_certificate_reaches_the_lp_optimum() -> None:
     assert checked
 
 
+def test_the_spreading_lp_is_not_built_for_a_dense_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dense job graph of 200 vertices would need 8 million path rows: the spreading LP is
+    skipped (by its size, not by a crash or the memory), while Table 2's 512 units fit."""
+    names = [f"v{i}" for i in range(200)]
+    dense = PartitionInstance(
+        "dense",
+        [("a", 500), ("b", 500)],
+        [("a", "b", 1.0)],
+        [(name, 4) for name in names],
+        [(a, b, 1.0) for i, a in enumerate(names) for b in names[i + 1 :]],
+    )
+    assert not bounds.spreading_fits(dense)
+    assert bounds.spreading_fits(table2(0, 1, vertices=512)[0])
+
+    def refuse(*_: object) -> Iterator[float]:
+        raise AssertionError("the spreading LP was built")
+
+    monkeypatch.setattr(bounds, "spreading_bounds", refuse)
+    deadline = time.perf_counter() + 1.0  # the coarsenings and the profile stop there
+    found = list(bounds.lower_bounds(dense, None, lambda *_: 0.0, deadline, columns=False))
+    assert found and found[0].method == "projected eigenvalue bound"
+
+
 def test_spreading_bound_after_another_thread_count() -> None:
     """The spreading LP still runs after HiGHS started its scheduler with another thread count
     (it once returned 0 then)."""

@@ -49,7 +49,7 @@ group present at several levels counts once per level), ``cut(π) = Σ_N c_N δ(
    feasible sizes. One eigendecomposition (milliseconds at 512 vertices).
 
 :func:`lower_bounds` runs 5 (it costs nothing), 3 (the strongest where it applies, up to
-:data:`SPREADING_MAX_VERTICES` vertices), 1, 2 and 4 in that order within a deadline and
+:func:`spreading_fits`), 1, 2 and 4 in that order within a deadline and
 yields each bound as it is proven, with a sentence saying how it was obtained.
 """
 
@@ -76,8 +76,11 @@ PROFILE_SIZES = 8
 SUB_LIMIT_S = 60.0
 """Time limit of one sub-problem when the call has none."""
 SPREADING_MAX_VERTICES = 640
-"""Largest job for the spreading-metric LP (``|V| · (2|E| + |V| + 1)`` rows: 2.4 million at
-512 units and 2,048 edges, solved by PDLP in 45-93 s per level)."""
+"""Largest job for the spreading-metric LP (``|V|²`` distance columns)."""
+SPREADING_MAX_PATH_ROWS = 4_000_000
+"""Most shortest-path rows (``2 |V| |E|``) of the spreading-metric LP: 2.1 million at 512
+units and 2,048 edges (25-62 s per level by PDLP); a dense job graph of a few hundred
+vertices would need tens of millions."""
 PDLP_TOLERANCES = {
     "primal_feasibility_tolerance": 1e-4,
     "dual_feasibility_tolerance": 1e-4,
@@ -475,6 +478,13 @@ SPREADING_SECONDS = 65.0
 instances (PDLP, one thread: 37-62 s); :func:`spreading_seconds` scales it."""
 
 
+def spreading_fits(instance: PartitionInstance) -> bool:
+    """Whether the spreading-metric LP is small enough to build: at most
+    :data:`SPREADING_MAX_VERTICES` vertices and :data:`SPREADING_MAX_PATH_ROWS` path rows."""
+    n, m = instance.n_vertices, len(instance.edges)
+    return n <= SPREADING_MAX_VERTICES and 2 * n * m <= SPREADING_MAX_PATH_ROWS
+
+
 def spreading_seconds(instance: PartitionInstance) -> float:
     """The time one level's spreading-metric LP is expected to take at most:
     :data:`SPREADING_SECONDS` scaled by ``n² m`` (distance variables times path rows per
@@ -567,8 +577,7 @@ def lower_bounds(
     deadline
         When to stop.
     spreading
-        Whether to try the spreading-metric LP (only up to
-        :data:`SPREADING_MAX_VERTICES` vertices).
+        Whether to try the spreading-metric LP (only where :func:`spreading_fits`).
     columns
         Whether to run the column generation of :mod:`topoopt.partition.colgen` (item 4).
         After the spreading metric (when it goes first) it takes all the time left; otherwise
@@ -615,7 +624,7 @@ def _every_bound(
     # 5. the projected eigenvalue bound: one eigendecomposition
     yield Bound(eigenvalue_bound(instance), "projected eigenvalue bound")
     graph = instance.graph
-    spread = spreading and instance.n_vertices <= SPREADING_MAX_VERTICES
+    spread = spreading and spreading_fits(instance)
     # 3. the spreading metric first, the strongest bound where it applies, when the time
     # covers what one level's LP is expected to take (every partial sum over the levels is a
     # bound; else after the others, with what they leave) ...
@@ -649,8 +658,10 @@ def _every_bound(
     # 2. the isoperimetric profile
     phi: dict[int, float] = {}
     for i, k in enumerate(sizes):
+        if left() <= 0:
+            break
         sub = carve(instance, k)
-        if sub is None or left() <= 0:
+        if sub is None:
             continue
         phi[k] = solve(sub, left() / (len(sizes) - i))
         yield Bound(profile_bound(instance, phi), f"isoperimetric profile ({len(phi)} sizes)")

@@ -63,8 +63,8 @@ the spreading LP needs the time."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
-"""The same share when the spreading-metric LP applies (at most
-:data:`~topoopt.partition.bounds.SPREADING_MAX_VERTICES` vertices) and has, within it, the
+"""The same share when the spreading-metric LP applies
+(:func:`~topoopt.partition.bounds.spreading_fits`) and has, within it, the
 time one level is expected to take (:func:`~topoopt.partition.bounds.spreading_seconds`; it
 then goes first): it is the strongest bound there (1-3 s for all levels at 128 units, about
 2 minutes at 512), and in the MIP's 150 s at 128 units neither backend proved more than
@@ -175,8 +175,8 @@ class PartitionMipSolver(MipSolver):
         the time left in ``ctx``; ``report`` receives each proven bound and the final answer as
         plain data (the child process writes them to its parent)."""
         from topoopt.partition.bounds import (
-            SPREADING_MAX_VERTICES,
             lower_bounds,
+            spreading_fits,
             spreading_seconds,
         )
 
@@ -186,7 +186,7 @@ class PartitionMipSolver(MipSolver):
             left = ctx.time_left()
             share = BOUND_SHARE
             spreading_first = SPREADING_SHARE * left >= spreading_seconds(instance)
-            if instance.n_vertices <= SPREADING_MAX_VERTICES and spreading_first:
+            if spreading_fits(instance) and spreading_first:
                 share = SPREADING_SHARE
             share = share if mip else 1.0
             deadline = None if math.isinf(left) else time.perf_counter() + share * left
