@@ -512,7 +512,7 @@ def spreading_bounds(instance: PartitionInstance, deadline: float | None = None)
     leaves out the levels that would have added least."""
     steps = level_steps(instance.graph.levels)
     floor = level_bounds(instance)
-    terms = steps * floor
+    terms = np.asarray(steps) * floor
     need = instance.total_gpus
     capacity = [c.capacity_gpus for c in instance.clusters]
     todo = []
