@@ -63,10 +63,13 @@ class Server:
     def workers(self) -> set[int]:
         """Process ids of the server's workers (its descendants but the fork server)."""
         everyone = self.descendants()
-        zygotes = {
-            p.pid for p in everyone if p.ppid() == self.proc.pid and "serve.zygote" in _cmdline(p)
-        }
-        return {p.pid for p in everyone} - zygotes
+        return {p.pid for p in everyone} - {p.pid for p in self.zygotes(everyone)}
+
+    def zygotes(self, everyone: list[Any] | None = None) -> list[Any]:
+        """The server's fork servers among ``everyone`` (its descendants by default); a
+        process that ends while it is looked at is left out."""
+        everyone = self.descendants() if everyone is None else everyone
+        return [p for p in everyone if parent(p) == self.proc.pid and "serve.zygote" in _cmdline(p)]
 
     def descendants(self) -> list[Any]:
         """The server's live descendant processes (the fork server and the workers)."""
@@ -84,6 +87,17 @@ class Server:
             except psutil.Error:
                 continue
         return out
+
+
+def parent(process: Any) -> int | None:
+    """The parent id of ``process`` (a psutil process or a pid), ``None`` once it has ended
+    (it may between two looks)."""
+    import psutil
+
+    try:
+        return int((psutil.Process(process) if isinstance(process, int) else process).ppid())
+    except psutil.Error:
+        return None
 
 
 def _cmdline(process: Any) -> str:

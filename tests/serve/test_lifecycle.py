@@ -16,7 +16,7 @@ import pytest
 
 from topoopt.client import Client, ServiceError
 
-from .conftest import ROOT, metric_samples, start_server
+from .conftest import ROOT, metric_samples, parent, start_server
 
 PLACEMENT = json.loads((ROOT / "instances/placement/arnold-paper/i-even-a0.5.json").read_text())
 
@@ -153,23 +153,18 @@ def test_bad_token_file_is_exit_2(tmp_path: Path) -> None:
 
 
 def _zygote(server: Any) -> Any:
-    (zygote,) = [
-        p
-        for p in server.descendants()
-        if p.ppid() == server.proc.pid and "serve.zygote" in " ".join(p.cmdline())
-    ]
+    (zygote,) = server.zygotes()
     return zygote
 
 
 def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
-    import psutil
 
     server = start_server("serve", "--port", "0", "--workers", "2", "--grace", "0.2")
     try:
         zygote = _zygote(server)
         workers = server.workers()
         assert len(workers) == 2
-        assert {psutil.Process(pid).ppid() for pid in workers} == {zygote.pid}
+        assert {parent(pid) for pid in workers} == {zygote.pid}
         zygote.kill()
         url = f"{server.url}/v1/solve"
         # the workers it forked end with it (they watch their parent); the pool starts
@@ -204,7 +199,7 @@ def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
         while len(server.workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         new = _zygote(server)
-        assert any(psutil.Process(pid).ppid() == new.pid for pid in server.workers())
+        assert any(parent(pid) == new.pid for pid in server.workers())
     finally:
         server.stop()
 
