@@ -18,7 +18,7 @@ import argparse
 import time
 
 import topoopt
-from topoopt.partition.bounds import spreading_level, squared_sizes
+from topoopt.partition.bounds import spreading_level, spreading_levels
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
 
@@ -31,18 +31,14 @@ def main() -> None:
     for path in args.files:
         instance = topoopt.load(path)
         assert isinstance(instance, PartitionInstance)
-        bound, need = 0.0, instance.total_gpus
-        capacity = [c.capacity_gpus for c in instance.clusters]
+        bound = 0.0
         steps = level_steps(instance.graph.levels)
-        for j, part in enumerate(instance.graph.hierarchy[: len(steps)]):
-            sizes = [sum(capacity[c] for c in group) for group in part]
-            if max(sizes) >= need:
-                continue
+        for j, largest, squares in spreading_levels(instance):
             started = time.perf_counter()
-            value = spreading_level(instance, max(sizes), squared_sizes(need, sizes))
+            value = spreading_level(instance, largest, squares)
             bound += steps[j] * value
             print(
-                f"{instance.name} level {j}: step {steps[j]:g}, largest group {max(sizes)} "
+                f"{instance.name} level {j}: step {steps[j]:g}, largest group {largest} "
                 f"GPUs, LP {value:.4f} ({time.perf_counter() - started:.1f} s)",
                 flush=True,
             )

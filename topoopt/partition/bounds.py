@@ -66,7 +66,12 @@ import scipy.sparse as sp
 from topoopt.core.backends import quiet_highs
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
-from topoopt.partition.spectral import eigenvalue_bound, fill_largest, level_bounds
+from topoopt.partition.spectral import (
+    eigenvalue_bound,
+    fill_largest,
+    level_bounds,
+    level_capacities,
+)
 
 MAX_COARSE_GROUPS = 3
 """Largest level coarsening proved by the MIP (with more groups its bound stays near 0)."""
@@ -484,6 +489,25 @@ def spreading_fits(instance: PartitionInstance) -> bool:
     return n <= SPREADING_MAX_VERTICES and 2 * n * m <= SPREADING_MAX_PATH_ROWS
 
 
+def spreading_first(instance: PartitionInstance, seconds: float | None) -> bool:
+    """Whether the spreading-metric LP goes before the other bounds: it fits
+    (:func:`spreading_fits`) and ``seconds`` (``None``: no limit) cover what one level is
+    expected to take (:func:`spreading_seconds`)."""
+    return spreading_fits(instance) and (seconds is None or seconds >= spreading_seconds(instance))
+
+
+def spreading_levels(instance: PartitionInstance) -> list[tuple[int, int, float]]:
+    """The levels the spreading-metric LP bounds, those whose largest group cannot hold the
+    job: ``(j, K_j, Q_j)`` with ``K_j`` the largest group capacity and ``Q_j`` the most
+    ``Σ_G s_G²`` the level's groups allow (:func:`squared_sizes`)."""
+    need = instance.total_gpus
+    return [
+        (j, max(groups), squared_sizes(need, groups))
+        for j, groups in enumerate(level_capacities(instance))
+        if max(groups) < need
+    ]
+
+
 def spreading_seconds(instance: PartitionInstance) -> float:
     """The time one level's spreading-metric LP is expected to take at most:
     :data:`SPREADING_SECONDS` scaled by ``n² m`` (distance variables times path rows per
@@ -512,13 +536,7 @@ def spreading_bounds(instance: PartitionInstance, deadline: float | None = None)
     steps = level_steps(instance.graph.levels)
     floor = level_bounds(instance)
     terms = np.asarray(steps) * floor
-    need = instance.total_gpus
-    capacity = [c.capacity_gpus for c in instance.clusters]
-    todo = []
-    for j, part in enumerate(instance.graph.hierarchy[: len(steps)]):
-        sizes = [sum(capacity[c] for c in group) for group in part]
-        if max(sizes) < need:
-            todo.append((j, max(sizes), squared_sizes(need, sizes)))
+    todo = spreading_levels(instance)
     for j, largest, squares in sorted(todo, key=lambda level: (-terms[level[0]], -steps[level[0]])):
         limit = None if deadline is None else deadline - time.perf_counter()
         if limit is not None and limit <= 0:
@@ -627,7 +645,7 @@ def _every_bound(
     # 3. the spreading metric first, the strongest bound where it applies, when the time
     # covers what one level's LP is expected to take (every partial sum over the levels is a
     # bound; else after the others, with what they leave) ...
-    if spread and (deadline is None or left() >= spreading_seconds(instance)):
+    if spreading and spreading_first(instance, None if deadline is None else left()):
         spread = False
         yield from spreading_metric()
         if columns or (

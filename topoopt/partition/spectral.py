@@ -197,13 +197,28 @@ def level_bounds(instance: PartitionInstance) -> np.ndarray:
 def _level_values(instance: PartitionInstance, lam: np.ndarray) -> np.ndarray:
     """:func:`level_bounds` from the spectrum ``lam`` of ``M``."""
     need = float(instance.total_gpus)
-    capacity = [float(c.capacity_gpus) for c in instance.clusters]
-    count = len(level_steps(instance.graph.levels))
     values = []
-    for part in instance.graph.hierarchy[:count]:
-        sizes = fill_largest(need, [sum(capacity[c] for c in group) for group in part])
+    for groups in level_capacities(instance):
+        sizes = fill_largest(need, groups)
         values.append(max(0.0, weighted_sum(lam, np.eye(len(sizes)), sizes)))
     return np.array(values)
+
+
+def level_capacities(instance: PartitionInstance) -> list[list[int]]:
+    """The GPU capacity of every group, per level of the ultrametric that has a step.
+
+    Examples
+    --------
+    >>> from topoopt.partition.generate import examples
+    >>> level_capacities(examples()[4])
+    [[2, 2, 2, 2], [4, 2, 2]]
+    """
+    capacity = [c.capacity_gpus for c in instance.clusters]
+    count = len(level_steps(instance.graph.levels))
+    return [
+        [sum(capacity[c] for c in group) for group in part]
+        for part in instance.graph.hierarchy[:count]
+    ]
 
 
 def fill_largest(need: float, capacities: Sequence[float]) -> np.ndarray:
@@ -230,6 +245,7 @@ __all__ = [
     "eigenvalue_bound",
     "fill_largest",
     "level_bounds",
+    "level_capacities",
     "similarity",
     "size_vertices",
     "spectrum",

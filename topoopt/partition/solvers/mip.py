@@ -63,10 +63,9 @@ the spreading LP needs the time."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
-"""The same share when the spreading-metric LP applies
-(:func:`~topoopt.partition.bounds.spreading_fits`) and has, within it, the
-time one level is expected to take (:func:`~topoopt.partition.bounds.spreading_seconds`; it
-then goes first): it is the strongest bound there (1-3 s for all levels at 128 units, about
+"""The same share when the spreading-metric LP goes first within it
+(:func:`~topoopt.partition.bounds.spreading_first`: it fits, and the share covers one level's
+expected time): it is the strongest bound there (1-3 s for all levels at 128 units, about
 2 minutes at 512), and in the MIP's 150 s at 128 units neither backend proved more than
 0.001 nor improved greedy-lowcut's cut (``docs/partition.md``)."""
 ISOLATE_ASSIGNMENTS = 512
@@ -174,20 +173,17 @@ class PartitionMipSolver(MipSolver):
         MIP warm started from ``start`` (if ``mip``; otherwise ``start`` is the answer), within
         the time left in ``ctx``; ``report`` receives each proven bound and the final answer as
         plain data (the child process writes them to its parent)."""
-        from topoopt.partition.bounds import (
-            lower_bounds,
-            spreading_fits,
-            spreading_seconds,
-        )
+        from topoopt.partition.bounds import lower_bounds, spreading_first
 
         incumbent = None if start is None else evaluate(instance, start)
         best, method = 0.0, ""
         if bounds:
             left = ctx.time_left()
-            share = BOUND_SHARE
-            spreading_first = SPREADING_SHARE * left >= spreading_seconds(instance)
-            if spreading_fits(instance) and spreading_first:
-                share = SPREADING_SHARE
+            share = (
+                SPREADING_SHARE
+                if spreading_first(instance, SPREADING_SHARE * left)
+                else BOUND_SHARE
+            )
             share = share if mip else 1.0
             deadline = None if math.isinf(left) else time.perf_counter() + share * left
             where = None if start is None else start.indices(instance)
