@@ -2,7 +2,8 @@
 the time (``benchmarks/partition/bounds/report.md``).
 
 Runs, one at a time with one solver thread, ``partition/mip`` (HiGHS) and ``partition/bound``
-with ``--time-limit``, ``partition/genetic`` with ``--genetic-limit``, and
+with ``--time-limit``, ``partition/genetic`` and ``partition/ils`` (restarts until the limit)
+with ``--genetic-limit``, and
 ``partition/greedy-lowcut``, ``partition/metis`` and ``partition/heuristic-ilp`` (on the
 instance with random intra-cluster data added, :func:`topoopt.partition.generate.with_intra`:
 the eq. 9 problem is the same) on the given instance files, or on freshly generated Table 2
@@ -32,7 +33,11 @@ HEURISTICS = ("partition/greedy-lowcut", "partition/metis", "partition/heuristic
 def run(instance: PartitionInstance, solver: str, limit: float | None) -> dict[str, object]:
     """One solve as a flat record."""
     given = with_intra(instance, make_rng(0)) if solver == "partition/heuristic-ilp" else instance
-    options = {"threads": 1} if solver in ("partition/mip", "partition/bound") else {}
+    options: dict[str, object] = {}
+    if solver in ("partition/mip", "partition/bound"):
+        options = {"threads": 1}
+    elif solver == "partition/ils":
+        options = {"restarts": 10**9}
     started = time.perf_counter()
     result = topoopt.solve(given, solver, time_limit=limit, **options)
     wall = time.perf_counter() - started
@@ -120,7 +125,13 @@ def main() -> None:
     for seed in args.seeds:
         for size in args.sizes:
             instances.extend(table2(seed, 1, vertices=size))
-    solvers = args.solvers or ["partition/mip", "partition/bound", "partition/genetic", *HEURISTICS]
+    solvers = args.solvers or [
+        "partition/mip",
+        "partition/bound",
+        "partition/genetic",
+        "partition/ils",
+        *HEURISTICS,
+    ]
     for name in solvers:  # warm-up: imports
         topoopt.solve(with_intra(examples()[0], make_rng(0)), name)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +139,11 @@ def main() -> None:
         for instance in instances:
             assert isinstance(instance, PartitionInstance)
             for name in solvers:
-                limit = {"partition/genetic": args.genetic_limit}.get(name, args.time_limit)
+                searches = {
+                    "partition/genetic": args.genetic_limit,
+                    "partition/ils": args.genetic_limit,
+                }
+                limit = searches.get(name, args.time_limit)
                 if name in HEURISTICS:
                     limit = None
                 record = run(instance, name, limit)

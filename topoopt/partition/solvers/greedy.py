@@ -229,13 +229,17 @@ def construct(arrays: JobArrays, order: list[int]) -> np.ndarray:
 
 
 def coarsen(
-    arrays: JobArrays, limit: int, part: np.ndarray | None = None
+    arrays: JobArrays,
+    limit: int,
+    part: np.ndarray | None = None,
+    priority: np.ndarray | None = None,
 ) -> tuple[JobArrays, np.ndarray]:
-    """One level of heavy-edge matching: the edges by decreasing traffic, each merging its two
-    ends when neither is merged yet, together they have at most ``limit`` GPUs and (given an
-    assignment ``part``) they sit in the same cluster. Returns the coarse graph (GPUs summed,
-    parallel edges summed, inner edges dropped) and the coarse vertex of every vertex. A cut of
-    the coarse graph is the cut of its projection.
+    """One level of heavy-edge matching: the edges by decreasing traffic (or by decreasing
+    ``priority``, one value per edge), each merging its two ends when neither is merged yet,
+    together they have at most ``limit`` GPUs and (given an assignment ``part``) they sit in
+    the same cluster. Returns the coarse graph (GPUs summed, parallel edges summed, inner
+    edges dropped) and the coarse vertex of every vertex. A cut of the coarse graph is the cut
+    of its projection.
 
     Examples
     --------
@@ -250,7 +254,8 @@ def coarsen(
     gpus = arrays.gpus
     same = np.ones(len(arrays.u), dtype=bool) if part is None else part[arrays.u] == part[arrays.v]
     mate = np.arange(arrays.n)
-    for e in np.argsort(-arrays.traffic, kind="stable"):
+    order = arrays.traffic if priority is None else priority
+    for e in np.argsort(-order, kind="stable"):
         x, y = int(arrays.u[e]), int(arrays.v[e])
         if (
             mate[x] == x
@@ -300,18 +305,32 @@ class Hierarchy:
     maps: list[np.ndarray]
 
     @classmethod
-    def of(cls, arrays: JobArrays, coarsen_to: int, part: np.ndarray | None = None) -> Hierarchy:
+    def of(
+        cls,
+        arrays: JobArrays,
+        coarsen_to: int,
+        part: np.ndarray | None = None,
+        noise: tuple[np.random.Generator, float] | None = None,
+    ) -> Hierarchy:
         """``arrays`` and its coarsenings (:func:`coarsen`, within the clusters of ``part`` if
         given) while there are more than ``coarsen_to`` vertices and a level removes at least a
         tenth of them; coarse vertices have at most ``max(largest vertex, 1.5 · GPUs /
-        coarsen_to)`` GPUs. ``coarsen_to = 0``: no coarsening."""
+        coarsen_to)`` GPUs. ``coarsen_to = 0``: no coarsening. With ``noise = (rng, σ)`` the
+        matching takes the edges by decreasing traffic times a log-normal factor
+        ``exp(σ · N(0, 1))`` per edge and level (a randomized hierarchy); the coarse graphs
+        keep the true traffic."""
         graphs: list[JobArrays] = [arrays]
         maps: list[np.ndarray] = []
         if coarsen_to == 0:
             return cls(graphs, maps)
         limit = max(int(arrays.gpus.max()), math.ceil(1.5 * arrays.gpus.sum() / coarsen_to))
         while graphs[-1].n > coarsen_to:
-            coarse, of = coarsen(graphs[-1], limit, part)
+            priority = None
+            if noise is not None:
+                rng, sigma = noise
+                graph = graphs[-1]
+                priority = graph.traffic * np.exp(sigma * rng.standard_normal(len(graph.traffic)))
+            coarse, of = coarsen(graphs[-1], limit, part, priority)
             if coarse.n > 0.9 * graphs[-1].n:
                 break
             graphs.append(coarse)

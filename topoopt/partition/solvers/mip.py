@@ -4,7 +4,8 @@ lower bounds of :mod:`topoopt.partition.bounds`.
 Assignment binaries, one separation variable per edge and bandwidth level (the eq. 9 cost is a
 sum over the levels of the widest-path ultrametric) and twin-cluster symmetry breaking; solved
 through the common MIP driver on HiGHS, SCIP or Gurobi, warm started from
-``partition/greedy-lowcut``. Options: ``symmetry`` (default ``True``) keeps the twin
+``partition/greedy-lowcut`` (under a time limit, from 64 vertices on, from its iterated search
+``partition/ils``). Options: ``symmetry`` (default ``True``) keeps the twin
 constraints; ``bounds`` (default ``True``) first proves the lower bounds of
 :func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`);
 ``columns`` adds the column-generation bound of :mod:`topoopt.partition.colgen` to them
@@ -47,19 +48,17 @@ from topoopt.partition.solution import Assignment, evaluate
 START_TIME_S = 10.0
 """Time limit of the greedy low-cut run that warm starts the MIP (and at most a fifth of the
 call's remaining time, ``MipSolver.start_share``)."""
-GENETIC_START_S = 30.0
-"""Most time of the ``partition/genetic`` run that also warm starts the MIP (within the start's
-share of the time, after greedy-lowcut), on instances of at least
-:data:`GENETIC_START_VERTICES` vertices under a time limit: there the MIP does not improve
-its warm start, which is the answer, and the genetic search found cuts 8 % below
-greedy-lowcut's (fresh Table 2 seed 1 at 128 units: 5.532 against 6.036)."""
-GENETIC_START_VERTICES = 64
-"""Smallest instance whose MIP is warm started by the genetic search too (smaller ones are
-solved by the MIP itself)."""
-GENETIC_START_MAX_VERTICES = 256
-"""Largest such instance: at 512 units the genetic search's 30 s cuts were 8-24 % above
-greedy-lowcut's on all three Table 2 files (``benchmarks/partition/bounds/report.md``), and
-the spreading LP needs the time."""
+ITERATED_START_S = 60.0
+"""Most time of the ``partition/ils`` run that warm starts the MIP (within the start's share
+of the time, ``MipSolver.start_share``) on instances of at least
+:data:`ITERATED_START_VERTICES` vertices under a time limit: there the MIP does not improve
+its warm start, which is the answer. In 30 s its cuts were never above the genetic search's
+(which warm started the MIP before) on six Table 2 files at 128 units, and 0.2-7.4 % below
+them on five; at 512 units 0-9.4 % below greedy-lowcut's, where the genetic search was 8-24 %
+above it (``docs/partition.md``, "Iterated V-cycles")."""
+ITERATED_START_VERTICES = 64
+"""Smallest instance whose MIP is warm started by the iterated search (smaller ones are
+solved by the MIP itself, from greedy-lowcut's assignment)."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
@@ -114,25 +113,19 @@ class PartitionMipSolver(MipSolver):
     def best_start(
         self, instance: PartitionInstance, time_limit: float | None, seed: int
     ) -> Assignment | None:
-        """:meth:`start_within`, then — under a time limit, on instances of
-        :data:`GENETIC_START_VERTICES` to :data:`GENETIC_START_MAX_VERTICES` vertices —
-        ``partition/genetic`` (seeded with the
-        call's seed) with what is left of ``time_limit`` (at most :data:`GENETIC_START_S`):
-        the assignment of lower cut (greedy-lowcut's on ties)."""
-        started = time.perf_counter()
-        best = self.start_within(instance, time_limit)
-        sized = GENETIC_START_VERTICES <= instance.n_vertices <= GENETIC_START_MAX_VERTICES
-        if time_limit is None or best is None or not sized:
-            return best
-        left = min(GENETIC_START_S, time_limit - (time.perf_counter() - started))
-        if left <= 0:
-            return best
-        found = get_solver("partition/genetic").solve(instance, time_limit=left, seed=seed)
-        if found.solution is not None and evaluate(instance, found.solution) < evaluate(
-            instance, best
+        """:meth:`start_within`, or — under a time limit, on instances of at least
+        :data:`ITERATED_START_VERTICES` vertices — ``partition/ils`` (seeded with the call's
+        seed; it starts from greedy-lowcut's assignment and never returns a higher cut) with
+        ``time_limit`` (at most :data:`ITERATED_START_S`)."""
+        iterated = get_solver("partition/ils")
+        if (
+            time_limit is None
+            or instance.n_vertices < ITERATED_START_VERTICES
+            or iterated.unsupported_reason(instance) is not None
         ):
-            return found.solution
-        return best
+            return self.start_within(instance, time_limit)
+        limit = min(ITERATED_START_S, time_limit)
+        return iterated.solve(instance, time_limit=limit, seed=seed, restarts=10**9).solution
 
     def _solve(
         self,
