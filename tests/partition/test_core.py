@@ -229,7 +229,7 @@ def test_twins_are_interchangeable() -> None:
 
 
 def test_the_mip_warm_start_is_the_iterated_search_under_a_time_limit() -> None:
-    """Under a time limit, from 64 vertices on, ``partition/mip`` starts from
+    """Under a time limit, on 64 to 127 vertices, ``partition/mip`` starts from
     ``partition/ils`` (seeded with the call's seed, ``best_start``): on ``tpa-64-0-1``, where
     greedy-lowcut's cut is not the lowest known, its restarts find a lower one within the
     limit; without a limit the start is greedy-lowcut's."""

@@ -101,7 +101,14 @@ COLUMNS_SHARE = 0.5
 """Share of the bounds' time left to the column generation (when asked for) when the
 spreading metric does not go first."""
 COLUMNS_AUTO_VERTICES = 64
-"""Smallest job on which the column generation follows the spreading metric by default."""
+"""Smallest job on which the column generation follows the spreading metric by default, and
+from which nothing else follows it (the coarsenings and the profile: at 128 units they never
+came near the spreading metric; at 512 units the profile proved 0.287 in the time the
+spreading metric left, against its 8.250, ``docs/partition.md``)."""
+COLUMNS_AUTO_MAX_VERTICES = 256
+"""Largest job on which it does: at 512 units / 2,048 edges it proved 0.493 in 300 s alone
+(``docs/partition.md``), against the spreading metric's 8.250; the time goes to the iterated
+search of ``partition/mip`` instead."""
 MAX_DP_SIZES = 8192
 """Most sizes (in units of the GPUs' greatest common divisor) of the tree dynamic program."""
 
@@ -600,8 +607,10 @@ def lower_bounds(
         After the spreading metric (when it goes first) it takes all the time left; otherwise
         it follows the profile with :data:`COLUMNS_SHARE` of the time (the profile's
         sub-problems end that much earlier); :data:`COLUMNS_LIMIT_S` without a deadline.
-        ``None`` (default): only after the spreading metric, on jobs of at least
-        :data:`COLUMNS_AUTO_VERTICES` vertices under a deadline.
+        ``None`` (default): only after the spreading metric, on jobs of
+        :data:`COLUMNS_AUTO_VERTICES` to :data:`COLUMNS_AUTO_MAX_VERTICES` vertices under a
+        deadline. From :data:`COLUMNS_AUTO_VERTICES` vertices on, when the spreading metric
+        went first, the coarsenings and the profile do not follow it.
     workers
         Pricing problems the column generation solves at once (threads).
     """
@@ -648,15 +657,18 @@ def _every_bound(
     if spreading and spreading_first(instance, None if deadline is None else left()):
         spread = False
         yield from spreading_metric()
+        large = instance.n_vertices >= COLUMNS_AUTO_VERTICES
         if columns or (
             columns is None
             and deadline is not None
-            and instance.n_vertices >= COLUMNS_AUTO_VERTICES
+            and large
+            and instance.n_vertices <= COLUMNS_AUTO_MAX_VERTICES
         ):
-            # ... then the column generation with all the time left (at 128 units the
-            # coarsenings and the profile never came near the spreading metric)
+            # ... then the column generation with all the time left
             columns = False
             yield from column_generation()
+        if large:
+            return  # the coarsenings and the profile never came near it there
     elif columns and deadline is not None:
         deadline = time.perf_counter() + (1 - COLUMNS_SHARE) * (deadline - time.perf_counter())
     sizes = profile_sizes(instance, where)

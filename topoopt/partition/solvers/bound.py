@@ -22,7 +22,7 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.partition.instance import PartitionInstance
-from topoopt.partition.solvers.mip import ISOLATE_ASSIGNMENTS, PartitionMipSolver
+from topoopt.partition.solvers.mip import PartitionMipSolver
 
 
 @register_solver
@@ -46,22 +46,7 @@ class PartitionBoundSolver(PartitionMipSolver):
         left = ctx.time_left()
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
         start = self.start_within(instance, share)
-        size = instance.n_vertices * instance.n_clusters
-        if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
-            attempt = self._isolated(
-                instance, ctx, start, symmetry, True, t0, mip=False, columns=columns
-            )
-        else:
-            attempt = self.stages(
-                instance,
-                ctx,
-                start,
-                symmetry=symmetry,
-                bounds=True,
-                started=t0,
-                mip=False,
-                columns=columns,
-            )
+        attempt = self.bounds_only(instance, ctx, start, symmetry, t0, columns)
         if attempt.termination is TerminationReason.TIME_LIMIT or attempt.proven_optimal:
             return attempt
         return Attempt(

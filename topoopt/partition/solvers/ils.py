@@ -58,6 +58,10 @@ COARSEN_TO = 16
 """Vertices at which the coarsening of a cycle or restart stops (greedy-lowcut's default)."""
 ORDERS = 16
 """Cluster orders a restart draws from (greedy-lowcut's ``starts``)."""
+PATIENCE = 50
+"""Default ``patience``: randomized V-cycles in a row without a lower cut before a restart."""
+NOISE = 0.5
+"""Default ``noise``: the σ of the matching's log-normal factor."""
 
 
 def vcycle(
@@ -108,6 +112,32 @@ def descend(
     return part
 
 
+def iterate(
+    search: Search,
+    arrays: JobArrays,
+    part: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    restarts: int,
+    patience: int,
+    noise: float,
+) -> tuple[np.ndarray, int]:
+    """``part`` improved by randomized V-cycles, then by up to ``restarts`` restarts (module
+    docstring, steps 2-3) until the time is up: the lowest-cut assignment found (never above
+    ``part``'s cut) and the number of restarts made."""
+    best = descend(search, arrays, part, rng, noise, patience)
+    best_cut, done = arrays.cut(best), 0
+    while done < restarts and not search.stop():
+        done += 1
+        found = restart(search, arrays, rng, noise)
+        if found is None:
+            continue
+        found = descend(search, arrays, found, rng, noise, patience)
+        if arrays.cut(found) < best_cut - 1e-9 * max(1.0, best_cut):
+            best, best_cut = found, arrays.cut(found)
+    return best, done
+
+
 @register_solver
 class IteratedSearchSolver(Solver):
     """Iterated multilevel search on eq. 9: greedy-lowcut, randomized V-cycles, restarts.
@@ -139,8 +169,8 @@ class IteratedSearchSolver(Solver):
         ctx: SolveContext,
         *,
         restarts: int = 8,
-        patience: int = 50,
-        noise: float = 0.5,
+        patience: int = PATIENCE,
+        noise: float = NOISE,
     ) -> Attempt:
         restarts = option_int("restarts", restarts, 0, 10**9)
         patience = option_int("patience", patience, 0, 10**9)
@@ -155,19 +185,11 @@ class IteratedSearchSolver(Solver):
             return Attempt(None, greedy.termination, message=f"greedy-lowcut: {greedy.message}")
         arrays = JobArrays.of(instance)
         search = Search(ctx.expired, swaps=True, max_passes=32)
-        rng = ctx.rng
-        best = descend(
-            search, arrays, np.array(greedy.solution.indices(instance)), rng, noise, patience
+        start = np.array(greedy.solution.indices(instance))
+        best, done = iterate(
+            search, arrays, start, ctx.rng, restarts=restarts, patience=patience, noise=noise
         )
-        best_cut, done = arrays.cut(best), 0
-        while done < restarts and not search.stop():
-            done += 1
-            found = restart(search, arrays, rng, noise)
-            if found is None:
-                continue
-            found = descend(search, arrays, found, rng, noise, patience)
-            if arrays.cut(found) < best_cut - 1e-9 * max(1.0, best_cut):
-                best, best_cut = found, arrays.cut(found)
+        best_cut = arrays.cut(best)
         solution = Assignment.from_indices(instance, best.tolist())
         message = (
             f"greedy-lowcut {greedy.objective:.6g}, then {done} restart(s) of randomized "
@@ -178,4 +200,4 @@ class IteratedSearchSolver(Solver):
         return Attempt(solution, TerminationReason.COMPLETED, message=message)
 
 
-__all__ = ["IteratedSearchSolver", "descend", "restart", "vcycle"]
+__all__ = ["IteratedSearchSolver", "descend", "iterate", "restart", "vcycle"]

@@ -38,12 +38,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import get_solver, register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment, evaluate
+from topoopt.partition.solvers.moves import JobArrays, too_large
 
 START_TIME_S = 10.0
 """Time limit of the greedy low-cut run that warm starts the MIP (and at most a fifth of the
@@ -59,6 +62,13 @@ above it (``docs/partition.md``, "Iterated V-cycles")."""
 ITERATED_START_VERTICES = 64
 """Smallest instance whose MIP is warm started by the iterated search (smaller ones are
 solved by the MIP itself, from greedy-lowcut's assignment)."""
+SEARCH_VERTICES = 128
+"""Under a time limit, on instances of at least this many vertices the time the lower bounds
+leave goes to the iterated search (:func:`~topoopt.partition.solvers.ils.iterate`, from
+greedy-lowcut's assignment) instead of the MIP, whose LP relaxation is 0 there: on the Table 2
+files at 128 and 512 units neither HiGHS nor SCIP answered or improved the warm start in
+150-900 s (``docs/partition.md``), while the search lowered greedy-lowcut's cut by up to 9 %.
+Without a time limit the MIP runs as on smaller instances."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
@@ -78,6 +88,8 @@ PARENT_EIGENVALUE_VERTICES = 1024
 """Up to this many vertices the eigenvalue bound (B5) is also computed before the child
 starts (under 0.1 s): the child's imports take about a second, so a short limit would
 otherwise end without a bound."""
+RETURNING = "; returning the warm start"
+"""How a message of the child's parent ends when the child gave no answer."""
 PROOF_TOLERANCE = 1e-9
 """A bound within this (relative) distance of the incumbent proves it optimal."""
 
@@ -140,6 +152,9 @@ class PartitionMipSolver(MipSolver):
         left = ctx.time_left()
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
         start = self.best_start(instance, share, ctx.seed)
+        searched = ctx.time_limit is not None and instance.n_vertices >= SEARCH_VERTICES
+        if searched and start is not None and too_large(instance) is None:
+            return self.bounds_then_search(instance, ctx, start, symmetry, bounds, t0, columns)
         size = instance.n_vertices * instance.n_clusters
         if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
             return self._isolated(instance, ctx, start, symmetry, bounds, t0, columns=columns)
@@ -148,6 +163,87 @@ class PartitionMipSolver(MipSolver):
         )
 
     # ------------------------------------------------------------------ the work itself
+
+    def bounds_only(
+        self,
+        instance: PartitionInstance,
+        ctx: SolveContext,
+        start: Assignment | None,
+        symmetry: bool,
+        started: float,
+        columns: bool | None,
+    ) -> Attempt:
+        """The lower bounds with all of ``ctx``'s time, ``start`` the answer (in a child
+        process on large instances under a time limit, :data:`ISOLATE_ASSIGNMENTS`)."""
+        size = instance.n_vertices * instance.n_clusters
+        if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
+            return self._isolated(
+                instance, ctx, start, symmetry, True, started, mip=False, columns=columns
+            )
+        return self.stages(
+            instance,
+            ctx,
+            start,
+            symmetry=symmetry,
+            bounds=True,
+            started=started,
+            mip=False,
+            columns=columns,
+        )
+
+    def bounds_then_search(
+        self,
+        instance: PartitionInstance,
+        ctx: SolveContext,
+        start: Assignment,
+        symmetry: bool,
+        bounds: bool,
+        started: float,
+        columns: bool | None,
+    ) -> Attempt:
+        """Under a time limit, from :data:`SEARCH_VERTICES` vertices on: the lower bounds
+        (if ``bounds``) with their share of the time (as before the MIP), then the iterated
+        search from ``start`` with the time left (:data:`SEARCH_VERTICES`)."""
+        from topoopt.partition.bounds import spreading_first
+        from topoopt.partition.solvers.greedy import Search
+        from topoopt.partition.solvers.ils import NOISE, PATIENCE, iterate
+
+        bound, said = 0.0, "no bound above 0 proven"
+        if bounds and ctx.time_limit is not None:
+            left = ctx.time_left()
+            first = spreading_first(instance, SPREADING_SHARE * left)
+            share = SPREADING_SHARE if first else BOUND_SHARE
+            bounded = self.bounds_only(
+                instance,
+                dataclasses.replace(ctx, time_limit=ctx.time_limit - (1 - share) * left),
+                start,
+                symmetry,
+                started,
+                columns,
+            )
+            if bounded.proven_optimal:
+                return bounded
+            bound = 0.0 if bounded.bound is None else bounded.bound
+            said = bounded.message.removesuffix(RETURNING)
+        arrays = JobArrays.of(instance)
+        warm = start.indices(instance)
+        search = Search(ctx.expired, swaps=True, max_passes=32)
+        best, restarts = iterate(
+            search, arrays, np.array(warm), ctx.rng, restarts=10**9, patience=PATIENCE, noise=NOISE
+        )
+        solution = Assignment.from_indices(instance, best.tolist())
+        cut = evaluate(instance, solution)
+        proven = ctx.rel_gap == 0 and _closes(bound, cut)
+        return Attempt(
+            solution=solution,
+            termination=TerminationReason.OPTIMAL if proven else TerminationReason.TIME_LIMIT,
+            proven_optimal=proven,
+            bound=bound,
+            solve_s=time.perf_counter() - started,
+            message=f"{said}; then the iterated search for the time left (partition/ils, "
+            f"{restarts} restarts): cut {cut:.6g}, the warm start's {evaluate(instance, start):.6g}"
+            f" (no MIP from {SEARCH_VERTICES} vertices under a time limit)",
+        )
 
     def stages(
         self,
@@ -343,7 +439,7 @@ class PartitionMipSolver(MipSolver):
         if start is not None and bound is not None:
             proven = _closes(bound, evaluate(instance, start)) and ctx.rel_gap == 0
         if start is not None:
-            message = f"{message}; returning the warm start"
+            message += RETURNING
         return Attempt(
             solution=start,
             termination=TerminationReason.OPTIMAL if proven else TerminationReason.TIME_LIMIT,
