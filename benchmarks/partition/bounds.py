@@ -70,14 +70,19 @@ the lower bound the run proved (heuristics prove none); gap: (cut − bound) / c
 time limit (s; "—": none); time: wall seconds of the call. `partition/heuristic-ilp` runs on the
 instance with random intra-cluster data added (`with_intra`, the same eq. 9 problem; its cut is
 greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 --solvers
-partition/mip`, default options: the eigenvalue bound (B5) first, then the spreading metric
-(B3, HiGHS' PDLP, up to 640 vertices) with its aggregate row when one level's LP has the
-time, followed by the column generation (B4) on jobs of 64+ vertices; otherwise the
-coarsenings (B1) and the profile (B2); the warm start the better of greedy-lowcut and
-genetic); `partition/bound` with 300 s at 512 units and 60 s at 128 (all of its time is the
-bounds', so B3 goes first at 60 s); `partition/genetic` (30 s) and the heuristics are
-earlier records (those solvers are unchanged). The 128-unit files are
-`instances/partition/table2-128`, the 512-unit ones `instances/partition/table2-512` (seed 0).
+partition/mip partition/ils`, default options: the eigenvalue bound (B5) first, then the
+spreading metric (B3, HiGHS' PDLP, up to 640 vertices) with its aggregate row when one level's
+LP has the time, followed by the column generation (B4) on jobs of 64-256 vertices; otherwise
+the coarsenings (B1) and the profile (B2); from 128 vertices, as here, the time the bounds
+leave goes to the iterated search from greedy-lowcut's assignment, and no MIP runs);
+`partition/ils` with 30 s (`--genetic-limit 30`, restarts until the limit, seed 0);
+`partition/bound` with 300 s at 512 units and 60 s at 128 (all of its time is the bounds', so
+B3 goes first at 60 s; earlier records: at 512 units it now ends after B3, with the same
+bound); `partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
+unchanged). Instances `t2-S-0-i` are the committed files (seed 0):
+`instances/partition/table2-128` and `instances/partition/table2-512`;
+`t2-S-k-0` with `k` = 1, 2, 3 are fresh ones (`--seeds k --sizes S`, records of the
+solvers that ran on them).
 
 """
 
@@ -88,7 +93,13 @@ def table(records: list[dict[str, object]]) -> str:
         "| instance | size | solver | cut | proven bound | gap | limit (s) | time (s) | status |\n"
     )
     head += "|---|---|---|---:|---:|---:|---:|---:|---|\n"
-    order = ["partition/mip", "partition/bound", "partition/genetic", *HEURISTICS]
+    order = [
+        "partition/mip",
+        "partition/bound",
+        "partition/ils",
+        "partition/genetic",
+        *HEURISTICS,
+    ]
     rows = []
     for r in sorted(records, key=lambda r: (r["size"], r["instance"], order.index(r["solver"]))):
         cut = "—" if r["cut"] is None else f"{r['cut']:.4f}"

@@ -125,14 +125,16 @@ class PartitionMipSolver(MipSolver):
     def best_start(
         self, instance: PartitionInstance, time_limit: float | None, seed: int
     ) -> Assignment | None:
-        """:meth:`start_within`, or — under a time limit, on instances of at least
-        :data:`ITERATED_START_VERTICES` vertices — ``partition/ils`` (seeded with the call's
-        seed; it starts from greedy-lowcut's assignment and never returns a higher cut) with
-        ``time_limit`` (at most :data:`ITERATED_START_S`)."""
+        """:meth:`start_within`, or — under a time limit, on instances of
+        :data:`ITERATED_START_VERTICES` to :data:`SEARCH_VERTICES` (excluded) vertices —
+        ``partition/ils`` (seeded with the call's seed; it starts from greedy-lowcut's
+        assignment and never returns a higher cut) with ``time_limit`` (at most
+        :data:`ITERATED_START_S`). From :data:`SEARCH_VERTICES` on the search comes after the
+        bounds (:meth:`bounds_then_search`)."""
         iterated = get_solver("partition/ils")
         if (
             time_limit is None
-            or instance.n_vertices < ITERATED_START_VERTICES
+            or not ITERATED_START_VERTICES <= instance.n_vertices < SEARCH_VERTICES
             or iterated.unsupported_reason(instance) is not None
         ):
             return self.start_within(instance, time_limit)
