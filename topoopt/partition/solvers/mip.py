@@ -4,14 +4,17 @@ lower bounds of :mod:`topoopt.partition.bounds`.
 Assignment binaries, one separation variable per edge and bandwidth level (the eq. 9 cost is a
 sum over the levels of the widest-path ultrametric) and twin-cluster symmetry breaking; solved
 through the common MIP driver on HiGHS, SCIP or Gurobi, warm started from
-``partition/greedy-lowcut`` (under a time limit, from 64 vertices on, from its iterated search
-``partition/ils``). Options: ``symmetry`` (default ``True``) keeps the twin
-constraints; ``bounds`` (default ``True``) first proves the lower bounds of
+``partition/greedy-lowcut`` (under a time limit on 64 to 127 vertices, from its iterated search
+``partition/ils``). **From 128 vertices on under a time limit no MIP runs**
+(:data:`SEARCH_VERTICES`): the lower bounds take their share of the time, and the iterated
+search from greedy-lowcut's assignment takes the rest. Options: ``symmetry`` (default
+``True``) keeps the twin constraints; ``bounds`` (default ``True``) first proves the lower bounds of
 :func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`);
 ``columns`` adds the column-generation bound of :mod:`topoopt.partition.colgen` to them
 (``True``), leaves it out (``False``) or, by default (``None``), runs it after the
-spreading-metric LP when that goes first on a job of at least
-:data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` vertices under a time limit. Its exact
+spreading-metric LP when that goes first on a job of
+:data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` to
+:data:`~topoopt.partition.bounds.COLUMNS_AUTO_MAX_VERTICES` vertices under a time limit. Its exact
 pricing rounds solve ``threads`` pricing problems at once (one without ``threads``).
 The result's bound is the best of those and the backend's, and the message says which one it
 is; a bound that reaches the incumbent proves it optimal without the MIP.
@@ -53,9 +56,9 @@ START_TIME_S = 10.0
 call's remaining time, ``MipSolver.start_share``)."""
 ITERATED_START_S = 60.0
 """Most time of the ``partition/ils`` run that warm starts the MIP (within the start's share
-of the time, ``MipSolver.start_share``) on instances of at least
-:data:`ITERATED_START_VERTICES` vertices under a time limit: there the MIP does not improve
-its warm start, which is the answer. In 30 s its cuts were never above the genetic search's
+of the time, ``MipSolver.start_share``) on instances of :data:`ITERATED_START_VERTICES` to
+:data:`SEARCH_VERTICES` (excluded) vertices under a time limit: there the MIP seldom
+improves its warm start. In 30 s its cuts were never above the genetic search's
 (which warm started the MIP before) on six Table 2 files at 128 units, and 0.2-7.4 % below
 them on five; at 512 units 0-9.4 % below greedy-lowcut's, where the genetic search was 8-24 %
 above it (``docs/partition.md``, "Iterated V-cycles")."""
@@ -67,8 +70,9 @@ SEARCH_VERTICES = 128
 leave goes to the iterated search (:func:`~topoopt.partition.solvers.ils.iterate`, from
 greedy-lowcut's assignment) instead of the MIP, whose LP relaxation is 0 there: on the Table 2
 files at 128 and 512 units neither HiGHS nor SCIP answered or improved the warm start in
-150-900 s (``docs/partition.md``), while the search lowered greedy-lowcut's cut by up to 9 %.
-Without a time limit the MIP runs as on smaller instances."""
+150-900 s (``docs/partition.md``), while the search lowered greedy-lowcut's cut by 0-12.5 %
+in 30 s on twelve Table 2 instances. Without a time limit the MIP runs as on smaller
+instances."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
@@ -225,7 +229,8 @@ class PartitionMipSolver(MipSolver):
             )
             if bounded.proven_optimal:
                 return bounded
-            bound = 0.0 if bounded.bound is None else bounded.bound
+            if bounded.bound is not None and math.isfinite(bounded.bound):
+                bound = max(0.0, bounded.bound)
             said = bounded.message.removesuffix(RETURNING)
         arrays = JobArrays.of(instance)
         warm = start.indices(instance)
