@@ -35,12 +35,19 @@ import numpy as np
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import register_solver
-from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.core.validate import option_int
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment
-from topoopt.partition.solvers.moves import JobArrays, Refiner, Stop, pack, repair, too_large
+from topoopt.partition.solvers.moves import (
+    ArrayHeuristic,
+    JobArrays,
+    Refiner,
+    Stop,
+    pack,
+    repair,
+)
 
 
 def bfs_order(arrays: JobArrays) -> np.ndarray:
@@ -141,7 +148,7 @@ class Evolution:
 
 
 @register_solver
-class GeneticSolver(Solver):
+class GeneticSolver(ArrayHeuristic):
     """DT-FM-style genetic search (Yuan et al. 2022): crossover, mutation, repair, FM.
 
     Options: ``population`` size, ``generations`` (at most), ``patience`` (generations without
@@ -160,11 +167,6 @@ class GeneticSolver(Solver):
     name = "partition/genetic"
     family = "partition"
     stochastic = True
-
-    @classmethod
-    def unsupported_reason(cls, instance: PartitionInstance) -> str | None:
-        """Refuses instances whose cost matrix is too large (:data:`~.moves.MAX_CELLS`)."""
-        return too_large(instance)
 
     def _solve(
         self,

@@ -63,12 +63,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from topoopt.core.registry import register_solver
-from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.core.validate import option_int
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment
-from topoopt.partition.solvers.moves import JobArrays, Refiner, Stop, pack, too_large
+from topoopt.partition.solvers.moves import ArrayHeuristic, JobArrays, Refiner, Stop, pack
 
 UNPLACED = -1
 COARSE_PACKING = 10_000
@@ -419,7 +419,7 @@ class Search:
 
 
 @register_solver
-class GreedyLowCutSolver(Solver):
+class GreedyLowCutSolver(ArrayHeuristic):
     """SpiderFlow's greedy low-cut heuristic (§4.2, eq. 9): multilevel greedy regions + KL/FM.
 
     Options (module docstring): ``starts`` cluster orders tried on the coarsest graph,
@@ -439,11 +439,6 @@ class GreedyLowCutSolver(Solver):
 
     name = "partition/greedy-lowcut"
     family = "partition"
-
-    @classmethod
-    def unsupported_reason(cls, instance: PartitionInstance) -> str | None:
-        """Refuses instances whose cost matrix is too large (:data:`~.moves.MAX_CELLS`)."""
-        return too_large(instance)
 
     def _solve(
         self,

@@ -39,7 +39,7 @@ import numpy as np
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.registry import get_solver, register_solver
-from topoopt.core.solver import Attempt, SolveContext, Solver
+from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.core.validate import option_int
 from topoopt.partition.instance import PartitionInstance
@@ -52,7 +52,7 @@ from topoopt.partition.solvers.greedy import (
     complete,
     construct,
 )
-from topoopt.partition.solvers.moves import JobArrays, too_large
+from topoopt.partition.solvers.moves import ArrayHeuristic, JobArrays
 
 COARSEN_TO = 16
 """Vertices at which the coarsening of a cycle or restart stops (greedy-lowcut's default)."""
@@ -139,7 +139,7 @@ def iterate(
 
 
 @register_solver
-class IteratedSearchSolver(Solver):
+class IteratedSearchSolver(ArrayHeuristic):
     """Iterated multilevel search on eq. 9: greedy-lowcut, randomized V-cycles, restarts.
 
     Options (module docstring): ``restarts`` (default 8) restarts at most, ``patience``
@@ -157,11 +157,7 @@ class IteratedSearchSolver(Solver):
 
     name = "partition/ils"
     family = "partition"
-
-    @classmethod
-    def unsupported_reason(cls, instance: PartitionInstance) -> str | None:
-        """Refuses instances whose cost matrix is too large (:data:`~.moves.MAX_CELLS`)."""
-        return too_large(instance)
+    stochastic = True
 
     def _solve(
         self,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topoopt.core.solver import Solver
 from topoopt.partition.instance import PartitionInstance
 
 Stop = Callable[[], bool]
@@ -52,6 +53,16 @@ def too_large(instance: PartitionInstance) -> str | None:
             f"{MAX_CELLS:,} cells of the cost matrix"
         )
     return None
+
+
+class ArrayHeuristic(Solver):
+    """Base of the partition heuristics that keep the dense cost matrix of :class:`Refiner`
+    (greedy-lowcut, its iterated search, the genetic search)."""
+
+    @classmethod
+    def unsupported_reason(cls, instance: PartitionInstance) -> str | None:
+        """Refuses instances whose cost matrix is too large (:data:`MAX_CELLS`)."""
+        return too_large(instance)
 
 
 @dataclass(frozen=True)
