@@ -6,8 +6,8 @@ clusters with capacities, minimising the traffic of the edges between clusters w
 reciprocal widest-path bandwidth (:mod:`topoopt.partition.solution`).
 
 Solvers (``topoopt.solvers_for("partition")``): the exact MIP, SpiderFlow's greedy low-cut
-heuristic, a DT-FM-style genetic search, METIS, the two-level Heuristic-ILP and the enumeration
-oracle.
+heuristic and its iterated search (``partition/ils``), a DT-FM-style genetic search, METIS, the
+two-level Heuristic-ILP and the enumeration oracle.
 
 ``partition/heuristic-ilp`` is SpiderFlow's two-level TPA (Table 2's Heuristic-ILP): greedy
 low-cut between the clusters, then the ``parallelconfig`` ILP inside each cluster. It needs the
