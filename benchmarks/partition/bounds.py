@@ -76,12 +76,12 @@ LP has the time, followed by the column generation (B4) on jobs of 64-256 vertic
 the coarsenings (B1) and the profile (B2); from 128 vertices, as here, the time the bounds
 leave goes to the iterated search from greedy-lowcut's assignment, and no MIP runs);
 `partition/ils` with 30 s (`--genetic-limit 30`, restarts until the limit, seed 0);
-`partition/bound` with 300 s at 512 units and 60 s at 128 (all of its time is the bounds', so
-B3 goes first at 60 s; earlier records: at 512 units it now ends after B3, with the same
-bound); `partition/genetic` (30 s) and the heuristics are earlier records (those solvers are
-unchanged). Instances `t2-S-0-i` are the committed files (seed 0):
-`instances/partition/table2-128` and `instances/partition/table2-512`;
-`t2-S-k-0` with `k` = 1, 2, 3 are fresh ones (`--seeds k --sizes S`, records of the
+`partition/bound` with 300 s at 512 units (it ends after B3, 83-104 s) and 60 s at 128 (all
+of its time is the bounds', so B3 goes first at 60 s; earlier records); `partition/genetic`
+(30 s) and the heuristics are earlier records (those solvers are unchanged). Instances
+`t2-S-0-i` are the committed files (seed 0): `instances/partition/table2-128` and
+`instances/partition/table2-512`;
+`t2-S-k-0` with `k` = 1 to 6 are fresh ones (`--seeds k --sizes S`, records of the
 solvers that ran on them).
 
 """
