@@ -68,7 +68,14 @@ from topoopt.core.status import TerminationReason
 from topoopt.core.validate import option_int
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment
-from topoopt.partition.solvers.moves import ArrayHeuristic, JobArrays, Refiner, Stop, pack
+from topoopt.partition.solvers.moves import (
+    ArrayHeuristic,
+    JobArrays,
+    Refiner,
+    Stop,
+    lower,
+    pack,
+)
 
 UNPLACED = -1
 COARSE_PACKING = 10_000
@@ -397,22 +404,32 @@ class Search:
             part = self.refine(hierarchy.graphs[level], part[hierarchy.maps[level]])
         return part
 
+    def vcycle(
+        self,
+        arrays: JobArrays,
+        part: np.ndarray,
+        coarsen_to: int,
+        noise: tuple[np.random.Generator, float] | None = None,
+    ) -> np.ndarray:
+        """One V-cycle: coarsen within the clusters of ``part`` (randomized with ``noise``,
+        :meth:`Hierarchy.of`), refine from the coarsest level down (moving whole coarse
+        vertices first). A coarse vertex lies in one cluster, so the cut never rises."""
+        hierarchy = Hierarchy.of(arrays, coarsen_to, part, noise=noise)
+        top = len(hierarchy.graphs) - 1
+        coarse = self.refine(hierarchy.graphs[top], hierarchy.restrict(part, top))
+        return self.uncoarsen(hierarchy, coarse, top)
+
     def cycles(
         self, arrays: JobArrays, part: np.ndarray, coarsen_to: int, count: int
     ) -> np.ndarray:
-        """Up to ``count`` V-cycles: coarsen within the clusters of ``part``, refine from the
-        coarsest level down (moving whole coarse vertices first), keep it while the cut
-        drops."""
+        """Up to ``count`` V-cycles (:meth:`vcycle`), kept while the cut drops."""
         cut = arrays.cut(part)
         for _ in range(count):
             if self.stop():
                 break
-            hierarchy = Hierarchy.of(arrays, coarsen_to, part)
-            top = len(hierarchy.graphs) - 1
-            coarse = self.refine(hierarchy.graphs[top], hierarchy.restrict(part, top))
-            trial = self.uncoarsen(hierarchy, coarse, top)
+            trial = self.vcycle(arrays, part, coarsen_to)
             trial_cut = arrays.cut(trial)
-            if not trial_cut < cut - 1e-9 * max(1.0, cut):
+            if not lower(trial_cut, cut):
                 break
             part, cut = trial, trial_cut
         return part

@@ -43,7 +43,7 @@ from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.core.validate import option_int
 from topoopt.partition.instance import PartitionInstance
-from topoopt.partition.solution import Assignment
+from topoopt.partition.solution import Assignment, evaluate
 from topoopt.partition.solvers.greedy import (
     COARSE_PACKING,
     Hierarchy,
@@ -52,7 +52,7 @@ from topoopt.partition.solvers.greedy import (
     complete,
     construct,
 )
-from topoopt.partition.solvers.moves import ArrayHeuristic, JobArrays
+from topoopt.partition.solvers.moves import ArrayHeuristic, JobArrays, lower
 
 COARSEN_TO = 16
 """Vertices at which the coarsening of a cycle or restart stops (greedy-lowcut's default)."""
@@ -62,16 +62,15 @@ PATIENCE = 50
 """Default ``patience``: randomized V-cycles in a row without a lower cut before a restart."""
 NOISE = 0.5
 """Default ``noise``: the σ of the matching's log-normal factor."""
+MAX_PASSES = 32
+"""FM passes of each refinement (greedy-lowcut's ``max_passes``)."""
 
 
 def vcycle(
     search: Search, arrays: JobArrays, part: np.ndarray, rng: np.random.Generator, noise: float
 ) -> np.ndarray:
     """One randomized V-cycle of ``part`` (module docstring, step 2): never a higher cut."""
-    hierarchy = Hierarchy.of(arrays, COARSEN_TO, part, noise=(rng, noise))
-    top = len(hierarchy.graphs) - 1
-    coarse = search.refine(hierarchy.graphs[top], hierarchy.restrict(part, top))
-    return search.uncoarsen(hierarchy, coarse, top)
+    return search.vcycle(arrays, part, COARSEN_TO, noise=(rng, noise))
 
 
 def restart(
@@ -105,7 +104,7 @@ def descend(
     while failed < patience and not search.stop():
         trial = vcycle(search, arrays, part, rng, noise)
         trial_cut = arrays.cut(trial)
-        if trial_cut < cut - 1e-9 * max(1.0, cut):
+        if lower(trial_cut, cut):
             part, cut, failed = trial, trial_cut, 0
         else:
             failed += 1
@@ -133,9 +132,27 @@ def iterate(
         if found is None:
             continue
         found = descend(search, arrays, found, rng, noise, patience)
-        if arrays.cut(found) < best_cut - 1e-9 * max(1.0, best_cut):
+        if lower(arrays.cut(found), best_cut):
             best, best_cut = found, arrays.cut(found)
     return best, done
+
+
+def improve(
+    instance: PartitionInstance,
+    start: list[int],
+    ctx: SolveContext,
+    *,
+    restarts: int,
+    patience: int = PATIENCE,
+    noise: float = NOISE,
+) -> tuple[np.ndarray, int]:
+    """:func:`iterate` from ``start`` (a cluster per vertex) within ``ctx``'s time, seeded by
+    its seed: the lowest-cut assignment and the restarts made."""
+    search = Search(ctx.expired, swaps=True, max_passes=MAX_PASSES)
+    arrays = JobArrays.of(instance)
+    return iterate(
+        search, arrays, np.array(start), ctx.rng, restarts=restarts, patience=patience, noise=noise
+    )
 
 
 @register_solver
@@ -179,21 +196,22 @@ class IteratedSearchSolver(ArrayHeuristic):
         )
         if greedy.solution is None:
             return Attempt(None, greedy.termination, message=f"greedy-lowcut: {greedy.message}")
-        arrays = JobArrays.of(instance)
-        search = Search(ctx.expired, swaps=True, max_passes=32)
-        start = np.array(greedy.solution.indices(instance))
-        best, done = iterate(
-            search, arrays, start, ctx.rng, restarts=restarts, patience=patience, noise=noise
+        best, done = improve(
+            instance,
+            greedy.solution.indices(instance),
+            ctx,
+            restarts=restarts,
+            patience=patience,
+            noise=noise,
         )
-        best_cut = arrays.cut(best)
         solution = Assignment.from_indices(instance, best.tolist())
         message = (
             f"greedy-lowcut {greedy.objective:.6g}, then {done} restart(s) of randomized "
-            f"V-cycles: {best_cut:.6g}"
+            f"V-cycles: {evaluate(instance, solution):.6g}"
         )
-        if search.stop():
+        if ctx.expired():
             return Attempt(solution, TerminationReason.TIME_LIMIT, message=message + "; time limit")
         return Attempt(solution, TerminationReason.COMPLETED, message=message)
 
 
-__all__ = ["IteratedSearchSolver", "descend", "iterate", "restart", "vcycle"]
+__all__ = ["IteratedSearchSolver", "descend", "improve", "iterate", "restart", "vcycle"]

@@ -41,15 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import get_solver, register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment, evaluate
-from topoopt.partition.solvers.moves import JobArrays, too_large
 
 START_TIME_S = 10.0
 """Time limit of the greedy low-cut run that warm starts the MIP (and at most a fifth of the
@@ -159,7 +156,8 @@ class PartitionMipSolver(MipSolver):
         share = None if math.isinf(left) else max(left * self.start_share, 1e-3)
         start = self.best_start(instance, share, ctx.seed)
         searched = ctx.time_limit is not None and instance.n_vertices >= SEARCH_VERTICES
-        if searched and start is not None and too_large(instance) is None:
+        iterated = get_solver("partition/ils")
+        if searched and start is not None and iterated.unsupported_reason(instance) is None:
             return self.bounds_then_search(instance, ctx, start, symmetry, bounds, t0, columns)
         size = instance.n_vertices * instance.n_clusters
         if ctx.time_limit is not None and size >= ISOLATE_ASSIGNMENTS:
@@ -211,8 +209,7 @@ class PartitionMipSolver(MipSolver):
         (if ``bounds``) with their share of the time (as before the MIP), then the iterated
         search from ``start`` with the time left (:data:`SEARCH_VERTICES`)."""
         from topoopt.partition.bounds import spreading_first
-        from topoopt.partition.solvers.greedy import Search
-        from topoopt.partition.solvers.ils import NOISE, PATIENCE, iterate
+        from topoopt.partition.solvers.ils import improve
 
         bound, said = 0.0, "no bound above 0 proven"
         if bounds and ctx.time_limit is not None:
@@ -232,12 +229,7 @@ class PartitionMipSolver(MipSolver):
             if bounded.bound is not None and math.isfinite(bounded.bound):
                 bound = max(0.0, bounded.bound)
             said = bounded.message.removesuffix(RETURNING)
-        arrays = JobArrays.of(instance)
-        warm = start.indices(instance)
-        search = Search(ctx.expired, swaps=True, max_passes=32)
-        best, restarts = iterate(
-            search, arrays, np.array(warm), ctx.rng, restarts=10**9, patience=PATIENCE, noise=NOISE
-        )
+        best, restarts = improve(instance, start.indices(instance), ctx, restarts=10**9)
         solution = Assignment.from_indices(instance, best.tolist())
         cut = evaluate(instance, solution)
         proven = ctx.rel_gap == 0 and _closes(bound, cut)

@@ -55,6 +55,11 @@ def too_large(instance: PartitionInstance) -> str | None:
     return None
 
 
+def lower(cut: float, than: float) -> bool:
+    """Whether ``cut`` is lower than ``than`` by more than rounding (:data:`TOL`, relative)."""
+    return cut < than - TOL * max(1.0, than)
+
+
 class ArrayHeuristic(Solver):
     """Base of the partition heuristics that keep the dense cost matrix of :class:`Refiner`
     (greedy-lowcut, its iterated search, the genetic search)."""
