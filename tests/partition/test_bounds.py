@@ -123,10 +123,31 @@ def test_bound_solver_certifies_greedy(inst: PartitionInstance) -> None:
             assert result.objective == pytest.approx(optimum)
 
 
-def test_mip_honours_its_time_limit_at_table2_size() -> None:
-    """At 128 units under a time limit the bounds run in a child process killed in time (HiGHS
-    overruns its own limit there), and the time they leave goes to the iterated search from
-    greedy-lowcut's assignment, not to the MIP."""
+def test_mip_honours_its_time_limit_at_table2_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 128 units under a time limit no MIP runs: the iterated search's default run goes
+    first (within its share of the time), the bounds run in a child process killed in time
+    (HiGHS overruns its own limit there) from the search's assignment, and the search goes
+    on from it, with the same random stream, for the time they leave."""
+    from topoopt.partition.solvers import ils, mip
+
+    runs: list[tuple[float, dict, list[int], np.ndarray]] = []
+    improve = ils.improve
+
+    def recorded(instance, start, ctx, **options):  # type: ignore[no-untyped-def]
+        left = ctx.time_left()
+        best, done = improve(instance, start, ctx, **options)
+        runs.append((left, options, list(start), best))
+        return best, done
+
+    bounded: list[Assignment] = []
+    bounds_only = mip.PartitionMipSolver.bounds_only
+
+    def recorded_bounds(self, instance, ctx, start, *rest):  # type: ignore[no-untyped-def]
+        bounded.append(start)
+        return bounds_only(self, instance, ctx, start, *rest)
+
+    monkeypatch.setattr(ils, "improve", recorded)
+    monkeypatch.setattr(mip.PartitionMipSolver, "bounds_only", recorded_bounds)
     inst = table2(0, 1)[0]
     greedy = topoopt.solve(inst, "partition/greedy-lowcut")
     t0 = time.perf_counter()
@@ -137,6 +158,12 @@ def test_mip_honours_its_time_limit_at_table2_size() -> None:
     assert result.termination in (TerminationReason.TIME_LIMIT, TerminationReason.OPTIMAL)
     assert 0.0 < result.bound <= result.objective <= greedy.objective
     assert "iterated search" in result.message and "spreading" in result.message
+    (left, before, start, searched), (_, after, restart, _) = runs
+    assert start == greedy.solution.indices(inst)
+    assert before["restarts"] == ils.RESTARTS and left <= 8.0 * mip.FIRST_SEARCH_SHARE
+    assert bounded[0].indices(inst) == searched.tolist() == restart
+    assert after["rng"] is before["rng"]
+    assert result.objective <= evaluate(inst, bounded[0]) + 1e-9
 
 
 def test_bound_names_its_method() -> None:

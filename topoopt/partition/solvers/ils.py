@@ -64,6 +64,8 @@ NOISE = 0.5
 """Default ``noise``: the σ of the matching's log-normal factor."""
 MAX_PASSES = 32
 """FM passes of each refinement (greedy-lowcut's ``max_passes``)."""
+RESTARTS = 8
+"""Default ``restarts``: restarts at most (each one ends after ``patience`` failed cycles)."""
 
 
 def vcycle(
@@ -145,13 +147,22 @@ def improve(
     restarts: int,
     patience: int = PATIENCE,
     noise: float = NOISE,
+    rng: np.random.Generator | None = None,
 ) -> tuple[np.ndarray, int]:
-    """:func:`iterate` from ``start`` (a cluster per vertex) within ``ctx``'s time, seeded by
-    its seed: the lowest-cut assignment and the restarts made."""
+    """:func:`iterate` from ``start`` (a cluster per vertex) within ``ctx``'s time, drawing
+    from ``rng`` (default: a new generator seeded by ``ctx``'s seed; pass one generator to
+    runs that continue each other, so that they do not repeat its draws): the lowest-cut
+    assignment and the restarts made."""
     search = Search(ctx.expired, swaps=True, max_passes=MAX_PASSES)
     arrays = JobArrays.of(instance)
     return iterate(
-        search, arrays, np.array(start), ctx.rng, restarts=restarts, patience=patience, noise=noise
+        search,
+        arrays,
+        np.array(start),
+        ctx.rng if rng is None else rng,
+        restarts=restarts,
+        patience=patience,
+        noise=noise,
     )
 
 
@@ -181,7 +192,7 @@ class IteratedSearchSolver(ArrayHeuristic):
         instance: PartitionInstance,
         ctx: SolveContext,
         *,
-        restarts: int = 8,
+        restarts: int = RESTARTS,
         patience: int = PATIENCE,
         noise: float = NOISE,
     ) -> Attempt:

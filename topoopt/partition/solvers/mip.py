@@ -6,8 +6,9 @@ sum over the levels of the widest-path ultrametric) and twin-cluster symmetry br
 through the common MIP driver on HiGHS, SCIP or Gurobi, warm started from
 ``partition/greedy-lowcut`` (under a time limit on 64 to 127 vertices, from its iterated search
 ``partition/ils``). **From 128 vertices on under a time limit no MIP runs**
-(:data:`SEARCH_VERTICES`): the lower bounds take their share of the time, and the iterated
-search from greedy-lowcut's assignment takes the rest. Options: ``symmetry`` (default
+(:data:`SEARCH_VERTICES`): the iterated search from greedy-lowcut's assignment runs first
+(:data:`FIRST_SEARCH_SHARE`), the lower bounds take their share of the time, and the search
+takes the rest. Options: ``symmetry`` (default
 ``True``) keeps the twin constraints; ``bounds`` (default ``True``) first proves the lower bounds of
 :func:`topoopt.partition.bounds.lower_bounds` with a share of the time (:data:`BOUND_SHARE`);
 ``columns`` adds the column-generation bound of :mod:`topoopt.partition.colgen` to them
@@ -64,12 +65,19 @@ ITERATED_START_VERTICES = 64
 solved by the MIP itself, from greedy-lowcut's assignment)."""
 SEARCH_VERTICES = 128
 """Under a time limit, on instances of at least this many vertices the time the lower bounds
-leave goes to the iterated search (:func:`~topoopt.partition.solvers.ils.iterate`, from
-greedy-lowcut's assignment) instead of the MIP, whose LP relaxation is 0 there: on the Table 2
-files at 128 and 512 units neither HiGHS nor SCIP answered or improved the warm start in
-150-900 s (``docs/partition.md``), while the search lowered greedy-lowcut's cut by 0-12.5 %
-in 30 s on twelve Table 2 instances. Without a time limit the MIP runs as on smaller
-instances."""
+leave goes to the iterated search (:func:`~topoopt.partition.solvers.ils.improve`, from
+greedy-lowcut's assignment, before and after the bounds) instead of the MIP, whose LP
+relaxation is 0 there: on the Table 2 files at 128 and 512 units neither HiGHS nor SCIP
+answered or improved the warm start in 150-900 s (``docs/partition.md``), while the search
+lowered greedy-lowcut's cut by 0-12.5 % in 30 s on twelve Table 2 instances. Without a time
+limit the MIP runs as on smaller instances."""
+FIRST_SEARCH_SHARE = 0.25
+"""Under a time limit from :data:`SEARCH_VERTICES` vertices on, the most of the time that the
+iterated search's default run (:data:`~topoopt.partition.solvers.ils.RESTARTS` restarts) may
+take before the lower bounds; it then goes on after them with the time they leave. Before
+the bounds took their share first and the search had only what was left: with a 30 s limit
+on 192- and 256-vertex jobs that was 3 s, and the cut stayed at what the search reaches in
+3 s (``docs/partition.md``, "The search before the bounds")."""
 BOUND_SHARE = 0.5
 """Share of the time left after the warm start that the lower bounds may take."""
 SPREADING_SHARE = 0.9
@@ -205,21 +213,32 @@ class PartitionMipSolver(MipSolver):
         started: float,
         columns: bool | None,
     ) -> Attempt:
-        """Under a time limit, from :data:`SEARCH_VERTICES` vertices on: the lower bounds
-        (if ``bounds``) with their share of the time (as before the MIP), then the iterated
-        search from ``start`` with the time left (:data:`SEARCH_VERTICES`)."""
+        """Under a time limit, from :data:`SEARCH_VERTICES` vertices on: the iterated search
+        from ``start`` for its default run (at most :data:`FIRST_SEARCH_SHARE` of the time),
+        the lower bounds (if ``bounds``) with their share of what is left (as before the
+        MIP), warm started from the search's assignment, then the search again from it with
+        the time left (:data:`SEARCH_VERTICES`)."""
         from topoopt.partition.bounds import spreading_first
-        from topoopt.partition.solvers.ils import improve
+        from topoopt.partition.solvers.ils import RESTARTS, improve
 
+        assert ctx.time_limit is not None
+        rng = ctx.rng  # one stream for the search before and after the bounds
+        before = dataclasses.replace(
+            ctx, time_limit=ctx.time_limit - (1 - FIRST_SEARCH_SHARE) * ctx.time_left()
+        )
+        part, restarts = improve(
+            instance, start.indices(instance), before, restarts=RESTARTS, rng=rng
+        )
+        searched = Assignment.from_indices(instance, part.tolist())
         bound, said = 0.0, "no bound above 0 proven"
-        if bounds and ctx.time_limit is not None:
+        if bounds:
             left = ctx.time_left()
             first = spreading_first(instance, SPREADING_SHARE * left)
             share = SPREADING_SHARE if first else BOUND_SHARE
             bounded = self.bounds_only(
                 instance,
                 dataclasses.replace(ctx, time_limit=ctx.time_limit - (1 - share) * left),
-                start,
+                searched,
                 symmetry,
                 started,
                 columns,
@@ -229,7 +248,8 @@ class PartitionMipSolver(MipSolver):
             if bounded.bound is not None and math.isfinite(bounded.bound):
                 bound = max(0.0, bounded.bound)
             said = bounded.message.removesuffix(RETURNING)
-        best, restarts = improve(instance, start.indices(instance), ctx, restarts=10**9)
+        best, more = improve(instance, part.tolist(), ctx, restarts=10**9, rng=rng)
+        restarts += more
         solution = Assignment.from_indices(instance, best.tolist())
         cut = evaluate(instance, solution)
         proven = ctx.rel_gap == 0 and _closes(bound, cut)
@@ -239,8 +259,9 @@ class PartitionMipSolver(MipSolver):
             proven_optimal=proven,
             bound=bound,
             solve_s=time.perf_counter() - started,
-            message=f"{said}; then the iterated search for the time left (partition/ils, "
-            f"{restarts} restarts): cut {cut:.6g}, the warm start's {evaluate(instance, start):.6g}"
+            message=f"{said}; the iterated search before the bounds and for the time left "
+            f"(partition/ils, {restarts} restarts): cut {cut:.6g}, greedy-lowcut's "
+            f"{evaluate(instance, start):.6g}"
             f" (no MIP from {SEARCH_VERTICES} vertices under a time limit)",
         )
 
