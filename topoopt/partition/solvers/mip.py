@@ -53,13 +53,13 @@ START_TIME_S = 10.0
 """Time limit of the greedy low-cut run that warm starts the MIP (and at most a fifth of the
 call's remaining time, ``MipSolver.start_share``)."""
 ITERATED_START_S = 60.0
-"""Most time of the ``partition/ils`` run that warm starts the MIP (within the start's share
-of the time, ``MipSolver.start_share``) on instances of :data:`ITERATED_START_VERTICES` to
-:data:`SEARCH_VERTICES` (excluded) vertices under a time limit: there the MIP seldom
-improves its warm start. In 30 s its cuts were never above the genetic search's
-(which warm started the MIP before) on six Table 2 files at 128 units, and 0.2-7.4 % below
-them on five; at 512 units 0-9.4 % below greedy-lowcut's, where the genetic search was 8-24 %
-above it (``docs/partition.md``, "Iterated V-cycles")."""
+"""Most time of the ``partition/ils`` run (its default restarts) that warm starts the MIP
+(within the start's share of the time, ``MipSolver.start_share``) on instances of
+:data:`ITERATED_START_VERTICES` to :data:`SEARCH_VERTICES` (excluded) vertices under a time
+limit: there the MIP seldom improves its warm start. In 30 s its cuts were never above the
+genetic search's (which warm started the MIP before) on six Table 2 files at 128 units, and
+0.2-7.4 % below them on five; at 512 units 0-9.4 % below greedy-lowcut's, where the genetic
+search was 8-24 % above it (``docs/partition.md``, "Iterated V-cycles")."""
 ITERATED_START_VERTICES = 64
 """Smallest instance whose MIP is warm started by the iterated search (smaller ones are
 solved by the MIP itself, from greedy-lowcut's assignment)."""
@@ -136,10 +136,10 @@ class PartitionMipSolver(MipSolver):
     ) -> Assignment | None:
         """:meth:`start_within`, or — under a time limit, on instances of
         :data:`ITERATED_START_VERTICES` to :data:`SEARCH_VERTICES` (excluded) vertices —
-        ``partition/ils`` (seeded with the call's seed; it starts from greedy-lowcut's
-        assignment and never returns a higher cut) with ``time_limit`` (at most
-        :data:`ITERATED_START_S`). From :data:`SEARCH_VERTICES` on the search comes after the
-        bounds (:meth:`bounds_then_search`)."""
+        ``partition/ils``'s default run (seeded with the call's seed; it starts from
+        greedy-lowcut's assignment and never returns a higher cut) within ``time_limit`` (at
+        most :data:`ITERATED_START_S`). From :data:`SEARCH_VERTICES` on the search comes before
+        and after the bounds (:meth:`bounds_then_search`)."""
         iterated = get_solver("partition/ils")
         if (
             time_limit is None
@@ -148,7 +148,7 @@ class PartitionMipSolver(MipSolver):
         ):
             return self.start_within(instance, time_limit)
         limit = min(ITERATED_START_S, time_limit)
-        return iterated.solve(instance, time_limit=limit, seed=seed, restarts=10**9).solution
+        return iterated.solve(instance, time_limit=limit, seed=seed).solution
 
     def _solve(
         self,
