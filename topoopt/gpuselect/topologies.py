@@ -1,7 +1,9 @@
 """Host topologies: the paper's Appendix E matrices, link bandwidths, and ring bandwidth.
 
-The built-in matrices are Tables 4–8 of BandPilot's Appendix E, typed from the paper (4090,
-V100, A6000, A800; "H100 has the same topology as A800, with NV16 connecting each GPU").
+The built-in matrices are Tables 4–8 of BandPilot's Appendix E (4090, V100, A6000, A800;
+"H100 has the same topology as A800, with NV16 connecting each GPU"): the NVSwitch hosts'
+by their rule, the others read from the data folders (``data:hosts/<type>_topo.md``, the
+shared measurement data); without those an instance gives its hosts' matrices itself.
 
 Link bandwidths (GB/s, one direction, between two GPUs) come from public hardware specs:
 
@@ -20,12 +22,15 @@ bandwidth of a subset is the bottleneck link of its best ring (Hamiltonian cycle
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from topoopt.core.datapath import DataNotFoundError, resolve
 from topoopt.gpuselect.loaders import parse_topology
 
 NVLINK_GBPS_PER_LINK = 25.0
@@ -33,45 +38,13 @@ PCIE_GEN3_X16_GBPS = 15.75
 PCIE_GEN4_X16_GBPS = 31.5
 UPI_LINK_GBPS = 20.8
 
-_A800 = "\n".join(
-    f"GPU{i} " + " ".join("X" if i == j else "NV8" for j in range(8)) for i in range(8)
-)
-
-APPENDIX_E: dict[str, str] = {
-    "4090": """
-GPU0 X PXB PXB PXB SYS SYS SYS SYS
-GPU1 PXB X PXB PXB SYS SYS SYS SYS
-GPU2 PXB PXB X PIX SYS SYS SYS SYS
-GPU3 PXB PXB PIX X SYS SYS SYS SYS
-GPU4 SYS SYS SYS SYS X PXB PXB PXB
-GPU5 SYS SYS SYS SYS PXB X PXB PXB
-GPU6 SYS SYS SYS SYS PXB PXB X PIX
-GPU7 SYS SYS SYS SYS PXB PXB PIX X
-""",
-    "V100": """
-GPU0 X NV1 NV2 NV1 SYS SYS SYS NV2
-GPU1 NV1 X NV1 NV2 SYS SYS NV2 SYS
-GPU2 NV2 NV1 X NV2 SYS NV1 SYS SYS
-GPU3 NV1 NV2 NV2 X NV1 SYS SYS SYS
-GPU4 SYS SYS SYS NV1 X NV2 NV2 NV1
-GPU5 SYS SYS NV1 SYS NV2 X NV1 NV2
-GPU6 SYS NV2 SYS SYS NV2 NV1 X NV1
-GPU7 NV2 SYS SYS SYS NV1 NV2 NV1 X
-""",
-    "A6000": """
-GPU0 X NV4 PXB PXB SYS SYS SYS SYS
-GPU1 NV4 X PXB PXB SYS SYS SYS SYS
-GPU2 PXB PXB X NV4 SYS SYS SYS SYS
-GPU3 PXB PXB NV4 X SYS SYS SYS SYS
-GPU4 SYS SYS SYS SYS X NV4 PXB PXB
-GPU5 SYS SYS SYS SYS NV4 X PXB PXB
-GPU6 SYS SYS SYS SYS PXB PXB X NV4
-GPU7 SYS SYS SYS SYS PXB PXB NV4 X
-""",
-    "A800": _A800,
-    "H100": _A800.replace("NV8", "NV16"),
-}
-"""``nvidia-smi topo -m`` matrices of BandPilot Appendix E (Tables 4–8), by host type."""
+APPENDIX_E_TYPES = ("4090", "V100", "A6000", "A800", "H100")
+"""Host types with an ``nvidia-smi topo -m`` matrix in BandPilot's Appendix E (Tables 4–8)."""
+NVSWITCH_LINKS = {"A800": 8, "H100": 16}
+"""The NVSwitch hosts of Appendix E: every pair of their 8 GPUs is joined by this many NVLinks
+(``NV8``; "H100 has the same topology as A800, with NV16 connecting each GPU"), a rule and no
+table. The other hosts' matrices are measurement data the project does not copy: they are
+read from the data folders (:mod:`topoopt.core.datapath`) as ``data:hosts/<type>_topo.md``."""
 
 _PCIE_GEN: dict[str, float] = {"V100": PCIE_GEN3_X16_GBPS}
 _NVLINK_PER_LINK: dict[str, float] = {"A6000": 112.5 / 2 / 4}
@@ -82,9 +55,26 @@ a Slurm topology file assigns. ``NV#`` weighs ``10 + #``; GPUs on different host
 
 
 def builtin_topology(host_type: str) -> tuple[tuple[str, ...], ...] | None:
-    """The Appendix E matrix of ``host_type``, or ``None`` when the paper has none."""
-    text = APPENDIX_E.get(host_type)
-    return None if text is None else parse_topology(text, f"builtin:{host_type}")
+    """The Appendix E matrix of ``host_type``: by :data:`NVSWITCH_LINKS`, or from the data
+    folders (``data:hosts/<type>_topo.md``); ``None`` when the paper has none or no data folder
+    holds it (the instance must then give the matrix)."""
+    if host_type not in APPENDIX_E_TYPES:
+        return None
+    if host_type in NVSWITCH_LINKS:
+        link = f"NV{NVSWITCH_LINKS[host_type]}"
+        return tuple(tuple("X" if i == j else link for j in range(8)) for i in range(8))
+    reference = f"data:hosts/{host_type}_topo.md"
+    try:
+        path = resolve(reference, "bandwidth.topology")
+    except DataNotFoundError:
+        return None
+    return _read_topology(path, reference)
+
+
+@functools.lru_cache(maxsize=len(APPENDIX_E_TYPES))
+def _read_topology(path: Path, reference: str) -> tuple[tuple[str, ...], ...]:
+    """The matrix in the file ``path`` (read once per file)."""
+    return parse_topology(path.read_text(encoding="utf-8"), reference)
 
 
 def default_link_gbps(host_type: str) -> dict[str, float]:

@@ -154,7 +154,8 @@ class TopologyModel(StructuredModel):
                 raise InvalidInstanceError(
                     where,
                     f"no topology for host type {h.type!r} of hosts[{i}] and no "
-                    "built-in one (built-in: 4090, V100, A6000, A800, H100)",
+                    "built-in one (built-in: 4090, V100, A6000, A800, H100, read from "
+                    "data:hosts/<type>_topo.md in the data folders; see TOPOOPT_DATA)",
                 )
             if len(matrix) < h.gpus or len(matrix) > self.MAX_GPUS:
                 raise InvalidInstanceError(
