@@ -34,3 +34,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"measurement data not found at {SHARED_DATA} (needs ../shared/data)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def host_topologies() -> None:
+    """Skip unless the data folders hold the Appendix E matrices read from data (4090, V100,
+    A6000): the paper's simulated clusters and ``large_pool`` are built on them."""
+    from topoopt.gpuselect.topologies import APPENDIX_E_TYPES, builtin_topology
+
+    missing = [t for t in APPENDIX_E_TYPES if builtin_topology(t) is None]
+    if missing:
+        pytest.skip(f"no topology matrix for host types {missing} (needs ../shared/data)")

@@ -26,7 +26,10 @@ from topoopt.gpuselect import (
 )
 from topoopt.gpuselect.masks import indices_of, popcount
 
-APPENDIX_E_TYPES = ("4090", "V100", "A6000", "A800", "H100")
+RULE_TYPES = ("A800", "H100")
+"""The Appendix E host types built in by their rule (NVSwitch): no data folder needed."""
+DRAWN_TYPES = ("T0", "T1")
+"""Host types whose link matrices the strategies draw (the instance carries them)."""
 LINKS = ("NV1", "NV2", "NV4", "NV8", "PIX", "PXB", "PHB", "NODE", "SYS")
 
 GBPS = st.integers(10, 1000).map(lambda tenths: tenths / 10)
@@ -93,7 +96,9 @@ def small_instances(
     """A small instance under one of ``MODEL_KINDS`` with complete tables."""
     topology = kind == "topology"
     gpus = draw(st.sampled_from([4, 8])) if topology else draw(st.integers(2, 5))
-    hosts = draw(pools(gpus, APPENDIX_E_TYPES if topology else ("P", "Q"), max_hosts, max_pool))
+    hosts = draw(
+        pools(gpus, RULE_TYPES + DRAWN_TYPES if topology else ("P", "Q"), max_hosts, max_pool)
+    )
     k = draw(st.integers(1, sum(h.n_available for h in hosts)))
     types = sorted({h.type for h in hosts})
     model: StructuredModel
@@ -112,7 +117,9 @@ def small_instances(
         )
     elif topology:
         model = TopologyModel(
-            inter_gbps=draw(GBPS), gpus_per_nic=draw(st.none() | st.integers(1, gpus))
+            inter_gbps=draw(GBPS),
+            gpus_per_nic=draw(st.none() | st.integers(1, gpus)),
+            topology={t: draw(matrices(gpus)) for t in types if t in DRAWN_TYPES},
         )
     else:
         raise ValueError(f"unknown model kind {kind!r}")
@@ -157,7 +164,7 @@ def any_models(draw: st.DrawFn, kind: str, hosts: Sequence[Host]) -> StructuredM
         return BottleneckModel(
             intra=draw(partial_tables(types, gpus)), inter_gbps=draw(ANY_GBPS), gpus_per_nic=nic
         )
-    custom = [t for t in types if t not in APPENDIX_E_TYPES]
+    custom = [t for t in types if t not in RULE_TYPES]
     topology = {
         t: draw(matrices(draw(st.integers(max(h.gpus for h in hosts if h.type == t), 6))))
         for t in custom
@@ -185,7 +192,7 @@ def any_hosts(draw: st.DrawFn, types: st.SearchStrategy[str]) -> list[Host]:
 @st.composite
 def any_instances(draw: st.DrawFn, kind: str) -> GpuSelectInstance:
     """An instance whose model is of the JSON kind ``kind`` (table, bottleneck, topology)."""
-    types = st.sampled_from(("V100", "A800", "T0", "T1")) if kind == "topology" else NAMES
+    types = st.sampled_from(RULE_TYPES + DRAWN_TYPES) if kind == "topology" else NAMES
     hosts = draw(any_hosts(types))
     return GpuSelectInstance(
         name=draw(NAMES),

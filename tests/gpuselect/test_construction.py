@@ -28,7 +28,7 @@ TOPO = TopologyModel(inter_gbps=12.5)
 
 
 def _hosts() -> list[Host]:
-    return [Host("n0", "V100", 8, [0, 1, 2]), Host("n1", "V100", 8, [3])]
+    return [Host("n0", "A800", 8, [0, 1, 2]), Host("n1", "A800", 8, [3])]
 
 
 def _json(**changes: Any) -> dict[str, Any]:
@@ -37,8 +37,8 @@ def _json(**changes: Any) -> dict[str, Any]:
         "name": "x",
         "k": 2,
         "hosts": [
-            {"name": "n0", "type": "V100", "gpus": 8, "available": [0, 1, 2]},
-            {"name": "n1", "type": "V100", "gpus": 8, "available": [3]},
+            {"name": "n0", "type": "A800", "gpus": 8, "available": [0, 1, 2]},
+            {"name": "n1", "type": "A800", "gpus": 8, "available": [3]},
         ],
         "bandwidth": {"model": "topology", "inter_gbps": 12.5},
     }
@@ -110,14 +110,14 @@ def test_host_normalises_numbers_and_collections() -> None:
         ({"labels": {"a": 1}}, "labels.a"),
         ({"labels": ["a"]}, "labels"),
         ({"hosts": []}, "hosts"),
-        ({"hosts": Host("n0", "V100", 8)}, "hosts"),
-        ({"hosts": [Host("n0", "V100", 8), Host("n0", "V100", 8)]}, "hosts[1]"),
+        ({"hosts": Host("n0", "A800", 8)}, "hosts"),
+        ({"hosts": [Host("n0", "A800", 8), Host("n0", "A800", 8)]}, "hosts[1]"),
         (
-            {"hosts": [Host("n0", "V100", 8), {"name": "n1", "type": "V100", "gpus": 8.5}]},
+            {"hosts": [Host("n0", "A800", 8), {"name": "n1", "type": "A800", "gpus": 8.5}]},
             "hosts[1].gpus",
         ),
-        ({"hosts": [{"name": "n0", "type": "V100"}]}, "hosts[0].gpus"),
-        ({"hosts": [("n0", "V100", 8, [0, 0])]}, "hosts[0].available[1]"),
+        ({"hosts": [{"name": "n0", "type": "A800"}]}, "hosts[0].gpus"),
+        ({"hosts": [("n0", "A800", 8, [0, 0])]}, "hosts[0].available[1]"),
         ({"hosts": [42]}, "hosts[0]"),
         ({"bandwidth": 42}, "bandwidth"),
         ({"bandwidth": {"model": "topology", "inter_gbps": -1}}, "bandwidth.inter_gbps"),
@@ -135,8 +135,8 @@ def test_instance_normalises_like_json() -> None:
         np.str_("x"),
         np.int64(2),
         [
-            ("n0", "V100", 8, [2, 1, 0]),
-            {"name": "n1", "type": "V100", "gpus": 8.0, "available": [3]},
+            ("n0", "A800", 8, [2, 1, 0]),
+            {"name": "n1", "type": "A800", "gpus": 8.0, "available": [3]},
         ],
         {"model": "topology", "inter_gbps": 12.5},
     )
@@ -155,31 +155,31 @@ def test_instance_normalises_like_json() -> None:
         (
             {
                 "hosts": [
-                    {"name": "n0", "type": "V100", "gpus": 8},
-                    {"name": "n0", "type": "V100", "gpus": 8},
+                    {"name": "n0", "type": "A800", "gpus": 8},
+                    {"name": "n0", "type": "A800", "gpus": 8},
                 ]
             },
-            lambda: GpuSelectInstance("x", 2, [Host("n0", "V100", 8), Host("n0", "V100", 8)], TOPO),
+            lambda: GpuSelectInstance("x", 2, [Host("n0", "A800", 8), Host("n0", "A800", 8)], TOPO),
         ),
         (
-            {"hosts": [{"name": "n0", "type": "V100", "gpus": 8.5}]},
-            lambda: GpuSelectInstance("x", 2, [{"name": "n0", "type": "V100", "gpus": 8.5}], TOPO),
+            {"hosts": [{"name": "n0", "type": "A800", "gpus": 8.5}]},
+            lambda: GpuSelectInstance("x", 2, [{"name": "n0", "type": "A800", "gpus": 8.5}], TOPO),
         ),
         (
-            {"hosts": [{"name": "n0", "type": "V100", "gpus": 8, "available": [1, 8]}]},
-            lambda: GpuSelectInstance("x", 2, [("n0", "V100", 8, [1, 8])], TOPO),
+            {"hosts": [{"name": "n0", "type": "A800", "gpus": 8, "available": [1, 8]}]},
+            lambda: GpuSelectInstance("x", 2, [("n0", "A800", 8, [1, 8])], TOPO),
         ),
         (
-            {"bandwidth": {"model": "bottleneck", "intra": {"V100": {"01": -1}}, "inter_gbps": 1}},
-            lambda: BottleneckModel(intra={"V100": {0b11: -1}}, inter_gbps=1),
+            {"bandwidth": {"model": "bottleneck", "intra": {"A800": {"01": -1}}, "inter_gbps": 1}},
+            lambda: BottleneckModel(intra={"A800": {0b11: -1}}, inter_gbps=1),
         ),
         (
-            {"bandwidth": {"model": "table", "intra": {"V100": {"0a": 1.0}}}},
-            lambda: TableModel(intra={"V100": {"0a": 1.0}}),
+            {"bandwidth": {"model": "table", "intra": {"A800": {"0a": 1.0}}}},
+            lambda: TableModel(intra={"A800": {"0a": 1.0}}),
         ),
         (
-            {"bandwidth": {"model": "table", "intra": {"V100": [{"01": 1.0}, {"01": "x"}]}}},
-            lambda: TableModel(intra={"V100": [{"01": 1.0}, {3: "x"}]}),
+            {"bandwidth": {"model": "table", "intra": {"A800": [{"01": 1.0}, {"01": "x"}]}}},
+            lambda: TableModel(intra={"A800": [{"01": 1.0}, {3: "x"}]}),
         ),
         (
             {
@@ -229,8 +229,8 @@ def test_instance_normalises_like_json() -> None:
             lambda: TopologyModel(inter_gbps=1, topology={"X": (("X", "NV1"), ("NV2", "X"))}),
         ),
         (
-            {"bandwidth": {"model": "topology", "inter_gbps": 1, "links": {"V100": {"NV1": -2}}}},
-            lambda: TopologyModel(inter_gbps=1, links={"V100": {"NV1": -2}}),
+            {"bandwidth": {"model": "topology", "inter_gbps": 1, "links": {"A800": {"NV1": -2}}}},
+            lambda: TopologyModel(inter_gbps=1, links={"A800": {"NV1": -2}}),
         ),
     ],
 )

@@ -66,6 +66,7 @@ def test_oracle_brute_method_on_callable(base: GpuSelectInstance) -> None:
     assert math.isclose(result.objective, plain_brute_force(inst))
 
 
+@pytest.mark.usefixtures("host_topologies")
 @pytest.mark.slow
 def test_fast_path_on_large_pool_matches_mip() -> None:
     """Beyond brute force: on a 256-GPU pool the two exact methods agree."""

@@ -311,7 +311,7 @@ def test_host_limit_is_checked_before_the_hosts_are_read() -> None:
 )
 def test_instance_limits(limit: dict[str, int], message: str) -> None:
     data = _instance()
-    data["hosts"][1]["type"] = "V100"
+    data["hosts"][1]["type"] = "A800"
     with topoopt.limits_raised(**limit):
         assert str(one_line_error(lambda: topoopt.load(data))).startswith(message)
     assert topoopt.load(data).total_gpus == 6

@@ -47,6 +47,7 @@ def _solve(inst: GpuSelectInstance, solver: str, limit: float) -> topoopt.Result
     return result
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_pts_stops_at_the_time_limit_with_a_feasible_selection() -> None:
     inst = _pool(3_000, 32)  # 23,968 removal steps over 3,000 hosts: far beyond 0.2 s
     result = _solve(inst, "gpuselect/pts", 0.2)
@@ -55,11 +56,13 @@ def test_pts_stops_at_the_time_limit_with_a_feasible_selection() -> None:
     assert result.metrics["hosts_used"] == 4  # completed on the fewest hosts of its set
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_hybrid_shares_the_time_limit() -> None:
     result = _solve(_pool(3_000, 32), "gpuselect/hybrid", 0.3)
     assert result.termination is TerminationReason.TIME_LIMIT
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_eha_returns_its_best_candidate_so_far() -> None:
     """EHA over 2,000 fitting hosts with a limit that passes before its second chunk."""
     inst = _pool(2_000, 4)  # 2,000 hosts x C(8, 4) = 140,000 single-host candidates
@@ -68,6 +71,7 @@ def test_eha_returns_its_best_candidate_so_far() -> None:
     assert result.metrics["hosts_used"] == 1
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_topo_returns_its_best_host_so_far() -> None:
     result = _solve(_pool(2_000, 3), "gpuselect/topo", 1e-6)
     assert result.termination is TerminationReason.TIME_LIMIT
@@ -83,6 +87,7 @@ def test_small_instances_complete_under_a_time_limit() -> None:
             assert timed.solution == free.solution
 
 
+@pytest.mark.usefixtures("host_topologies")
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", HEURISTICS)
 @pytest.mark.parametrize("k", (4, 32))
@@ -91,6 +96,7 @@ def test_3000_hosts_within_two_seconds(solver: str, k: int) -> None:
     _solve(_pool(3_000, k), solver, 2.0)
 
 
+@pytest.mark.usefixtures("host_topologies")
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", ("gpuselect/eha", "gpuselect/pts", "gpuselect/hybrid"))
 def test_3000_hosts_memory_is_bounded(solver: str) -> None:

@@ -152,6 +152,7 @@ def test_the_exact_selection_and_its_devices() -> None:
     ).describe(inst, result.solution)
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_declared_types_and_builtin_topologies() -> None:
     inst = from_cluster({"a[1-2]": "V100", "b1": "A6000"}, k=3, inter_gbps=12.5)
     assert [(h.name, h.type, h.gpus, h.n_available) for h in inst.hosts] == [

@@ -32,6 +32,7 @@ def test_incremental_pts_equals_reference(kind: str, data: st.DataObject, prune_
     _same(data.draw(small_instances(kind, max_hosts=6, max_pool=20)), prune_k)
 
 
+@pytest.mark.usefixtures("host_topologies")
 @pytest.mark.parametrize("k", [3, 17, 40])
 def test_incremental_pts_equals_reference_on_a_pool(k: int) -> None:
     _same(large_pool(seed=1, gpus=128, ks=(k,))[0], 0)
@@ -68,6 +69,7 @@ def test_eha_ceiling_keeps_the_choice(kind: str, data: st.DataObject, splits: st
     assert (value, masks.tolist()) == (ref_value, ref_masks.tolist())
 
 
+@pytest.mark.usefixtures("host_topologies")
 @pytest.mark.parametrize("k", [24, 100, 300])
 def test_eha_ceiling_keeps_the_choice_on_a_pool(k: int) -> None:
     inst = large_pool(seed=2, gpus=1024, ks=(k,))[0]

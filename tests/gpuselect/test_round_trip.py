@@ -22,6 +22,7 @@ from topoopt.gpuselect import (
 )
 from topoopt.gpuselect.loaders import CROSS_COLUMNS, INTRA_COLUMNS
 from topoopt.gpuselect.masks import format_mask, popcount
+from topoopt.gpuselect.topologies import APPENDIX_E_TYPES, NVSWITCH_LINKS
 
 KINDS = ("table", "bottleneck", "topology")
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +107,10 @@ def test_models_read_from_files_round_trip_from_anywhere(
     assert topoopt.load(topoopt.save(loaded, elsewhere)) == loaded
 
 
+READ_FROM_DATA = set(APPENDIX_E_TYPES) - set(NVSWITCH_LINKS)
+"""Appendix E types whose built-in matrices are read from the data folders."""
+
+
 def _committed() -> list[Path]:
     """Every committed example and random-small instance, two files of every other suite."""
     files = []
@@ -119,6 +124,8 @@ def _committed() -> list[Path]:
 def test_committed_instances_round_trip(path: Path, request: pytest.FixtureRequest) -> None:
     if "measured" in path.parent.name:  # their tables: data names, in ../shared/data
         request.getfixturevalue("shared_data")
+    if {h["type"] for h in json.loads(path.read_text())["hosts"]} & READ_FROM_DATA:
+        request.getfixturevalue("host_topologies")  # built-in matrices read from the data
     inst = topoopt.load(path)
     assert topoopt.load(inst.to_dict()) == inst
     if "measured" not in path.parent.name:  # tables inline already: to_dict is the file

@@ -66,6 +66,7 @@ def test_to_dict_of_small_instances_validates(kind: str, data: st.DataObject) ->
     _valid(data.draw(small_instances(kind)).to_dict())
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_to_dict_of_generated_suites_validates() -> None:
     suites = [
         generate.examples(),
@@ -90,8 +91,8 @@ BASE: dict[str, Any] = {
     "name": "x",
     "k": 2,
     "hosts": [
-        {"name": "n0", "type": "V100", "gpus": 8, "available": [0, 1, 2]},
-        {"name": "n1", "type": "V100", "gpus": 8, "available": [3]},
+        {"name": "n0", "type": "A800", "gpus": 8, "available": [0, 1, 2]},
+        {"name": "n1", "type": "A800", "gpus": 8, "available": [3]},
     ],
     "bandwidth": {"model": "topology", "inter_gbps": 12.5},
 }

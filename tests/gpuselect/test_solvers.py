@@ -53,6 +53,7 @@ def test_eha_balanced_splits() -> None:
     assert min_hosts([3, 8, 2], 10) == 2
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_eha_bounds_host_combinations() -> None:
     from topoopt.gpuselect.generate import large_pool
 

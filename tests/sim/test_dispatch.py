@@ -36,6 +36,7 @@ def _run(trace: Trace, dispatcher: str) -> list[dict]:
     return records(sim)
 
 
+@pytest.mark.usefixtures("host_topologies")
 @settings(max_examples=40, deadline=None)
 @given(trace=traces(), dispatcher=st.sampled_from(["gpuselect/auto", "gpuselect/topo"]))
 def test_dispatched_jobs(trace: Trace, dispatcher: str) -> None:
@@ -63,6 +64,7 @@ def test_dispatched_jobs(trace: Trace, dispatcher: str) -> None:
             assert start >= end
 
 
+@pytest.mark.usefixtures("host_topologies")
 def test_on_v100_hosts_the_heuristic_loses_bandwidth_the_exact_dispatcher_keeps() -> None:
     """On V100 hosts (hybrid cube mesh) the subsets' bandwidths differ: over a stream of 2- to
     8-GPU jobs the compactness heuristic ``gpuselect/topo`` keeps less of the pools' best

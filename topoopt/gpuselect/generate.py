@@ -11,13 +11,16 @@
 * :func:`examples` — the conformance suite's fixed instances.
 
 Intra-host bandwidth in the cluster suites is either the topology-derived model of the
-paper's Appendix E matrices (no data needed, the default) or, with ``data_dir``, the paper's
-simulator (:class:`~topoopt.gpuselect.models.BottleneckModel`) on the measured nccl-tests
+paper's Appendix E matrices (the default; the 4090, V100 and A6000 matrices are read from the
+data folders, :func:`~topoopt.gpuselect.topologies.builtin_topology`) or, with ``data_dir``, the
+paper's simulator (:class:`~topoopt.gpuselect.models.BottleneckModel`) on the measured nccl-tests
 tables of that folder — a path, or a data name such as :data:`MEASURED` (``data:hosts``, the
 tables looked up in the data folders, :mod:`topoopt.core.datapath`). The tables are read when
 the model is built, so ``to_dict`` of such an instance holds them inline; instance files that
 must not copy them (the committed ``protocol-measured-*`` suites) write the model's JSON object
-of :func:`measured_bandwidth`, which names them.
+of :func:`measured_bandwidth`, which names them. So the cluster suites and :func:`large_pool`
+need the data folders; :func:`random_small` and :func:`examples` need no data (their topology
+instances carry random link matrices of :data:`SYNTHETIC_TYPES`, :func:`random_topology`).
 
 Every generator checks its options first and raises
 :class:`~topoopt.core.errors.InvalidOptionError` as ``"<option>: <rule>, got <value>"``
@@ -266,6 +269,27 @@ def random_cross(
 
 MODEL_KINDS = ("table", "table-ordered", "bottleneck", "bottleneck-nic", "topology")
 """Model variants of :func:`random_instance` (``table-ordered``: hosts not interchangeable)."""
+SYNTHETIC_TYPES = ("P", "Q")
+"""Host types of the generated instances whose link matrices are drawn
+(:func:`random_topology`) and carried by the instance, so that it needs no data."""
+LINK_TOKENS = ("NV1", "NV2", "NV4", "PIX", "PXB", "PHB", "NODE", "SYS")
+"""The ``nvidia-smi topo -m`` link types :func:`random_topology` draws from."""
+
+
+def random_topology(rng: np.random.Generator, gpus: int) -> tuple[tuple[str, ...], ...]:
+    """A random symmetric ``nvidia-smi topo -m`` matrix of ``gpus`` GPUs: every pair's link
+    drawn uniformly from :data:`LINK_TOKENS`, ``X`` on the diagonal.
+
+    Examples
+    --------
+    >>> matrix = random_topology(make_rng(0), 3)
+    >>> [row[i] for i, row in enumerate(matrix)], matrix[0][2] == matrix[2][0]
+    (['X', 'X', 'X'], True)
+    """
+    links = [["X"] * gpus for _ in range(gpus)]
+    for i, j in itertools.combinations(range(gpus), 2):
+        links[i][j] = links[j][i] = str(rng.choice(LINK_TOKENS))
+    return tuple(tuple(row) for row in links)
 
 
 def random_instance(
@@ -275,10 +299,14 @@ def random_instance(
     max_hosts: int = 4,
     max_pool: int = 12,
 ) -> GpuSelectInstance:
-    """A small random instance under one of :data:`MODEL_KINDS` (pool <= ``max_pool``)."""
+    """A small random instance under one of :data:`MODEL_KINDS` (pool <= ``max_pool``).
+
+    ``topology`` hosts are of :data:`SYNTHETIC_TYPES` (random matrices, carried by the model)
+    or of the NVSwitch types A800 and H100 (built in by rule): no data is needed.
+    """
     n_hosts = int(rng.integers(1, max_hosts + 1))
     gpus = int(rng.choice([4, 8])) if kind.startswith("topology") else int(rng.integers(2, 6))
-    types = ["4090", "V100", "A6000", "A800", "H100"] if kind == "topology" else ["P", "Q"]
+    types = [*SYNTHETIC_TYPES, "A800", "H100"] if kind == "topology" else list(SYNTHETIC_TYPES)
     hosts = []
     for j in range(n_hosts):
         n_idle = int(rng.integers(1, gpus + 1))
@@ -310,6 +338,7 @@ def random_instance(
         model = TopologyModel(
             inter_gbps=inter,
             gpus_per_nic=int(rng.integers(1, gpus + 1)) if rng.random() < 0.5 else None,
+            topology={t: random_topology(rng, gpus) for t in host_types if t in SYNTHETIC_TYPES},
         )
     else:
         raise ValueError(f"unknown model kind {kind!r}; one of {MODEL_KINDS}")
@@ -357,30 +386,51 @@ def large_pool(
         or not 0 <= busy < 1
     ):
         raise InvalidOptionError(f"busy: must be a probability in [0, 1), got {busy!r}")
-    rng = make_rng(seed)
-    types = ("4090", "V100", "A6000", "A800")
-    n_hosts = gpus // 8
+    model = TopologyModel(inter_gbps=SIMULATED_INTER_GBPS)
+    return _pool(
+        make_rng(seed), f"large{gpus}", gpus, ("4090", "V100", "A6000", "A800"), model, ks, busy
+    )
+
+
+def _pool(
+    rng: np.random.Generator,
+    cluster: str,
+    gpus: int,
+    types: Sequence[str],
+    model: TopologyModel,
+    ks: Sequence[int],
+    busy: float,
+) -> list[GpuSelectInstance]:
+    """``gpus // 8`` hosts of 8 GPUs, of ``types`` in turn, each GPU busy with probability
+    ``busy``; one instance ``<cluster>-k<k>`` per ``k``."""
     hosts = []
-    for j in range(n_hosts):
+    for j in range(gpus // 8):
         idle = tuple(i for i in range(8) if rng.random() >= busy)
         hosts.append(Host(f"n{j}", types[j % len(types)], 8, idle))
-    model = TopologyModel(inter_gbps=SIMULATED_INTER_GBPS)
-    return [
-        GpuSelectInstance(f"large{gpus}-k{k}", k, hosts, model, cluster=f"large{gpus}") for k in ks
-    ]
+    return [GpuSelectInstance(f"{cluster}-k{k}", k, hosts, model, cluster=cluster) for k in ks]
 
 
 def examples() -> list[GpuSelectInstance]:
     """Fixed small instances for the conformance suite (the oracle solves each at once).
 
     The first is the paper's Fig. 1 setting: two H100 hosts with 6 idle GPUs each and a
-    request of 8, with NIC sharing beyond 4 GPUs per host so that 4+4 beats 6+2.
+    request of 8, with NIC sharing beyond 4 GPUs per host so that 4+4 beats 6+2. The
+    topology-model ones mix the NVSwitch hosts (A800, H100) with hosts of
+    :data:`SYNTHETIC_TYPES` whose random link matrices the model carries: no data is needed.
     """
     fig1 = CLUSTERS["h100"].hosts([range(6), range(2, 8), [], []])[:2]
     nic_model = TopologyModel(inter_gbps=H100_INTER_GBPS, gpus_per_nic=4)
-    mix = CLUSTERS["het-4mix"].hosts([[0, 1, 4], [0, 2, 3, 7], [2, 3, 6], [1, 5]])
-    mix_model = cluster_model(CLUSTERS["het-4mix"])
-    v100 = CLUSTERS["het-va"].hosts([[0, 1, 2, 3, 4], [1, 2, 5, 6], [], []])[:2]
+    mix = tuple(
+        Host(f"n{j}", host_type, 8, idle)
+        for j, (host_type, idle) in enumerate(
+            zip(
+                (*SYNTHETIC_TYPES, "A800", "H100"),
+                [(0, 1, 4), (0, 2, 3, 7), (2, 3, 6), (1, 5)],
+                strict=True,
+            )
+        )
+    )
+    pq = (Host("n0", "P", 8, (0, 1, 2, 3, 4)), Host("n1", "Q", 8, (1, 2, 5, 6)))
     rng = make_rng(7)
     t_hosts = (
         Host("a", "P", 4, (0, 1, 2, 3)),
@@ -390,12 +440,16 @@ def examples() -> list[GpuSelectInstance]:
     table = TableModel(
         intra=random_tables(rng, ["P", "Q"], 4), cross=random_cross(rng, t_hosts, True)
     )
+    mix_model = TopologyModel(
+        inter_gbps=SIMULATED_INTER_GBPS,
+        topology={t: random_topology(rng, 8) for t in SYNTHETIC_TYPES},
+    )
     return [
         GpuSelectInstance("h100-fig1-k8", 8, fig1, nic_model, cluster="h100"),
-        GpuSelectInstance("het-4mix-k6", 6, mix, mix_model, cluster="het-4mix"),
-        GpuSelectInstance("het-va-k3", 3, v100, mix_model, cluster="het-va"),
+        GpuSelectInstance("mix-k6", 6, mix, mix_model),
+        GpuSelectInstance("pq-k3", 3, pq, mix_model),
         GpuSelectInstance("table-k5", 5, t_hosts, table),
-        GpuSelectInstance("het-4mix-k1", 1, mix, mix_model, cluster="het-4mix"),
+        GpuSelectInstance("mix-k1", 1, mix, mix_model),
     ]
 
 
@@ -405,8 +459,15 @@ def _protocol_suite(cluster: str) -> Callable[..., list[GpuSelectInstance]]:
 
 def slow_examples() -> list[GpuSelectInstance]:
     """The instance on which the solvers need the longest (the time-limit check of the
-    conformance suite): 512 GPUs out of a pool of 8,192."""
-    return list(large_pool(seed=0, gpus=8192, ks=(512,)))
+    conformance suite): 512 GPUs out of a pool of 8,192, as :func:`large_pool`'s but with
+    hosts of :data:`SYNTHETIC_TYPES` (random link matrices) for the types read from data, so
+    that it needs no data."""
+    rng = make_rng(0)
+    model = TopologyModel(
+        inter_gbps=SIMULATED_INTER_GBPS,
+        topology={t: random_topology(rng, 8) for t in SYNTHETIC_TYPES},
+    )
+    return _pool(rng, "synthetic8192", 8192, (*SYNTHETIC_TYPES, "A800", "H100"), model, (512,), 0.3)
 
 
 GENERATORS: dict[str, Callable[..., list[GpuSelectInstance]]] = {

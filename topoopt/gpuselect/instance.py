@@ -113,10 +113,10 @@ class GpuSelectInstance(Instance["GpuSelectResult"]):
     >>> from topoopt.gpuselect.models import TopologyModel
     >>> inst = GpuSelectInstance(
     ...     "tiny", k=3.0,
-    ...     hosts=[Host("a", "V100", 8, [0, 1, 2]), ("b", "V100", 8, [4, 5])],
+    ...     hosts=[Host("a", "A800", 8, [0, 1, 2]), ("b", "A800", 8, [4, 5])],
     ...     bandwidth=TopologyModel(inter_gbps=12.5), labels={"source": "doctest"})
     >>> inst.k, inst.total_available, inst.bound.value([0b111, 0])
-    (3, 5, 25.0)
+    (3, 5, 200.0)
     >>> inst == GpuSelectInstance.from_dict(inst.to_dict())
     True
     """

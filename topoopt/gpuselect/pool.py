@@ -709,7 +709,7 @@ def from_cluster(
 
     Examples
     --------
-    >>> inst = from_cluster("node[01-03]", host_type="V100", idle="node01:0-3,node03:4,6",
+    >>> inst = from_cluster("node[01-03]", host_type="H100", idle="node01:0-3,node03:4,6",
     ...                     k=4, inter_gbps=12.5)
     >>> [(h.name, h.available) for h in inst.hosts]
     [('node01', (0, 1, 2, 3)), ('node02', ()), ('node03', (4, 6))]

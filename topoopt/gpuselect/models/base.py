@@ -81,12 +81,12 @@ class BoundModel(ABC):
         Examples
         --------
         >>> from topoopt.gpuselect.models import TopologyModel
-        >>> hosts = [Host("a", "V100", 8), Host("b", "V100", 8), Host("c", "V100", 8)]
+        >>> hosts = [Host("a", "A800", 8), Host("b", "A800", 8), Host("c", "A800", 8)]
         >>> bound = TopologyModel(inter_gbps=12.5).bind(hosts)
         >>> bound.batch_sparse([[0, 2], [1, 0]], [[0b101, 0b1], [0b1001, 0]]).tolist()
-        [12.5, 25.0]
+        [12.5, 200.0]
         >>> bound.batch(np.array([[0b101, 0, 0b1], [0, 0b1001, 0]])).tolist()
-        [12.5, 25.0]
+        [12.5, 200.0]
         """
         hosts = np.asarray(hosts, dtype=np.int64)
         masks = np.asarray(masks, dtype=np.int64)
@@ -105,9 +105,11 @@ class BoundModel(ABC):
         Examples
         --------
         >>> from topoopt.gpuselect.models import TopologyModel
-        >>> bound = TopologyModel(inter_gbps=12.5).bind([Host("a", "V100", 8)])
+        >>> links = ["X NV2 PIX SYS", "NV2 X SYS PIX", "PIX SYS X NV2", "SYS PIX NV2 X"]
+        >>> model = TopologyModel(inter_gbps=12.5, topology={"P": [r.split() for r in links]})
+        >>> bound = model.bind([Host("a", "P", 4)])
         >>> bound.batch_replace([0b1101], [0, 0, 0], [0b0101, 0b1001, 0b1100]).tolist()
-        [50.0, 25.0, 50.0]
+        [31.5, 20.8, 50.0]
         """
         base = np.asarray(base, dtype=np.int64)
         hosts = np.asarray(hosts, dtype=np.int64)
