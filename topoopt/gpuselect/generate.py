@@ -52,6 +52,7 @@ from topoopt.gpuselect.models import (
     TableModel,
     TopologyModel,
 )
+from topoopt.gpuselect.topologies import NVSWITCH_LINKS
 
 H100_INTER_GBPS = 50.0
 """400,000 Mb/s NVIDIA Quantum InfiniBand (BandPilot §5.1.1), in GB/s."""
@@ -306,7 +307,7 @@ def random_instance(
     """
     n_hosts = int(rng.integers(1, max_hosts + 1))
     gpus = int(rng.choice([4, 8])) if kind.startswith("topology") else int(rng.integers(2, 6))
-    types = [*SYNTHETIC_TYPES, "A800", "H100"] if kind == "topology" else list(SYNTHETIC_TYPES)
+    types = [*SYNTHETIC_TYPES, *NVSWITCH_LINKS] if kind == "topology" else list(SYNTHETIC_TYPES)
     hosts = []
     for j in range(n_hosts):
         n_idle = int(rng.integers(1, gpus + 1))
@@ -420,15 +421,11 @@ def examples() -> list[GpuSelectInstance]:
     """
     fig1 = CLUSTERS["h100"].hosts([range(6), range(2, 8), [], []])[:2]
     nic_model = TopologyModel(inter_gbps=H100_INTER_GBPS, gpus_per_nic=4)
-    mix = tuple(
-        Host(f"n{j}", host_type, 8, idle)
-        for j, (host_type, idle) in enumerate(
-            zip(
-                (*SYNTHETIC_TYPES, "A800", "H100"),
-                [(0, 1, 4), (0, 2, 3, 7), (2, 3, 6), (1, 5)],
-                strict=True,
-            )
-        )
+    mix = (
+        Host("n0", "P", 8, (0, 1, 4)),
+        Host("n1", "Q", 8, (0, 2, 3, 7)),
+        Host("n2", "A800", 8, (2, 3, 6)),
+        Host("n3", "H100", 8, (1, 5)),
     )
     pq = (Host("n0", "P", 8, (0, 1, 2, 3, 4)), Host("n1", "Q", 8, (1, 2, 5, 6)))
     rng = make_rng(7)
@@ -467,7 +464,9 @@ def slow_examples() -> list[GpuSelectInstance]:
         inter_gbps=SIMULATED_INTER_GBPS,
         topology={t: random_topology(rng, 8) for t in SYNTHETIC_TYPES},
     )
-    return _pool(rng, "synthetic8192", 8192, (*SYNTHETIC_TYPES, "A800", "H100"), model, (512,), 0.3)
+    return _pool(
+        rng, "synthetic8192", 8192, (*SYNTHETIC_TYPES, *NVSWITCH_LINKS), model, (512,), 0.3
+    )
 
 
 GENERATORS: dict[str, Callable[..., list[GpuSelectInstance]]] = {
