@@ -12,6 +12,7 @@ import pytest
 import topoopt
 from topoopt.topology import (
     TopologyError,
+    label_selector,
     load_topology,
     parse_volcano_hypernodes,
     read_kueue_topology,
@@ -75,15 +76,24 @@ def _hypernode(name: str, tier: int, *members: tuple[str, str]) -> str:
             "levels of uneven depth",
             8,
         ),
-        (_hypernode("r0", 0, ("Node", "n0")), "spec.tier must be a positive integer", 6),
+        (_hypernode("r0", -1, ("Node", "n0")), "spec.tier must be a non-negative integer", 6),
         ("kind: Node\nmetadata: {name: x}\n", "expected a HyperNode", 1),
         (
             _hypernode("r0", 1).replace(
                 "members:",
                 "members:\n  - {type: Node, selector: {labelMatch: {matchLabels: {a: b}}}}",
             ),
-            "labelMatch",
+            "labelMatch needs the nodes' labels",
             8,
+        ),
+        (  # nodes above the lowest tier
+            _hypernode("r0", 1, ("Node", "n0"))
+            + _hypernode("r1", 1, ("Node", "n1"))
+            + _hypernode("s0", 2, ("HyperNode", "r0"))
+            + _hypernode("s1", 2, ("Node", "n2"))
+            + _hypernode("t", 3, ("HyperNode", "s0"), ("HyperNode", "s1")),
+            "holds nodes at tier 2; nodes belong to the lowest tier, 1",
+            None,
         ),
     ],
 )
@@ -93,6 +103,99 @@ def test_bad_hypernodes_name_the_file_and_line(text: str, words: str, line: int 
     assert info.value.source == "hn.yaml"
     if line is not None:
         assert info.value.line == line, info.value
+
+
+def test_volcano_nodes_by_label_with_the_kubectl_nodes() -> None:
+    """labelMatch (matchLabels, matchExpressions) against ``kubectl get nodes -o json``; tiers
+    from 0, levels named by their tierName."""
+    topo = load_topology(DATA / "volcano/labels.yaml", nodes=str(DATA / "k8s/nodes.json"))
+    assert topo.levels == ("spine", "leaf")
+    assert topo.nodes_under("leaf-s2") == ("Node201", "Node202", "Node205")
+    assert topo.nodes_under("leaf-cb3") == ("Node304", "Node305", "Node306")
+    assert "control-plane-1" not in topo
+    with pytest.raises(TopologyError, match=r"labels\.yaml:11: .*labelMatch needs the nodes"):
+        load_topology(DATA / "volcano/labels.yaml")
+    with pytest.raises(TopologyError, match="unknown option"):
+        load_topology(DATA / "slurm/man-tree.conf", nodes=str(DATA / "k8s/nodes.json"))
+    with pytest.raises(TopologyError, match=r"unknown option\(s\) for format 'k8s': \['nodes'\]"):
+        load_topology(DATA / "k8s/nodes.json", levels=["a"], nodes=str(DATA / "k8s/nodes.json"))
+
+
+def test_volcano_regex_matches_anywhere_in_the_name_as_go_does() -> None:
+    """Volcano's GetMembers calls Go's Regexp.MatchString: the pattern may match a part of the
+    name; ``^...$`` anchors it."""
+    text = _hypernode("r0", 1).replace(
+        "members:", "members:\n  - {type: Node, selector: {regexMatch: {pattern: 'ode-1'}}}"
+    )
+    names = ["node-1", "node-10", "xnode-1", "node-2"]
+    assert parse_volcano_hypernodes(text, nodes=names).nodes_under("r0") == (
+        "node-1", "node-10", "xnode-1")  # fmt: skip
+    anchored = text.replace("'ode-1'", "'^node-1$'")
+    assert parse_volcano_hypernodes(anchored, nodes=names).nodes_under("r0") == ("node-1",)
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        ({"matchLabels": {"rack": "r1"}}, {"rack": "r1"}, True),
+        ({"matchLabels": {"rack": "r1"}}, {"rack": "r2"}, False),
+        (
+            {"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1", "r2"]}]},
+            {"rack": "r2"},
+            True,
+        ),
+        (
+            {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": ["r1"]}]},
+            {},
+            True,
+        ),  # fmt: skip  (NotIn holds without the key, as in Kubernetes)
+        (
+            {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": ["r1"]}]},
+            {"rack": "r1"},
+            False,
+        ),
+        ({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}, {"gpu": ""}, True),
+        ({"matchExpressions": [{"key": "gpu", "operator": "DoesNotExist"}]}, {"gpu": "a"}, False),
+        (
+            {
+                "matchLabels": {"rack": "r1"},
+                "matchExpressions": [{"key": "gpu", "operator": "Exists"}],
+            },
+            {"rack": "r1"},
+            False,
+        ),
+        ({}, {"rack": "r1"}, False),  # an empty labelMatch selects nothing (Volcano)
+    ],
+)
+def test_label_selectors_follow_kubernetes(selector: dict, labels: dict, expected: bool) -> None:
+    assert label_selector(selector)(labels) is expected
+
+
+@pytest.mark.parametrize(
+    ("selector", "words"),
+    [
+        (
+            {"matchExpressions": [{"key": "a", "operator": "Equals", "values": ["x"]}]},
+            "operator 'Equals' is not one of",
+        ),
+        ({"matchExpressions": [{"key": "a", "operator": "In"}]}, "operator In needs values"),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]},
+            "operator Exists takes no values",
+        ),
+        ({"matchLabel": {"a": "b"}}, "unknown key"),
+        ({"matchExpressions": [{"operator": "Exists"}]}, "needs a key"),
+    ],
+)
+def test_bad_label_selectors_name_the_rule(selector: dict, words: str) -> None:
+    import yaml
+
+    member = yaml.safe_dump({"type": "Node", "selector": {"labelMatch": selector}},
+                            default_flow_style=True).strip()  # fmt: skip
+    text = _hypernode("r0", 1).replace("members:", f"members:\n  - {member}")
+    with pytest.raises(TopologyError, match=words) as info:
+        parse_volcano_hypernodes(text, "hn.yaml", nodes={"n0": {"a": "x"}})
+    assert info.value.line == 8
 
 
 def test_volcano_is_guessed_and_loaded(tmp_path: Path) -> None:
@@ -146,6 +249,13 @@ def test_import_keeps_every_level_for_a_multilevel_objective(tmp_path: Path) -> 
                         "--pp", "2", "--alpha", "0.5", "--levels", "lex")  # fmt: skip
     assert code == 0, out
     assert topoopt.load(tmp_path / "i.json").n_levels == 2
+    # Volcano HyperNodes selecting nodes by label, with the nodes
+    code, out = _import(tmp_path, "--topology", str(DATA / "volcano/labels.yaml"),
+                        "--nodes", str(DATA / "k8s/nodes.json"), "--level", "0",
+                        "--free", "@" + str(_free_file(tmp_path)), "--dp", "2", "--tp", "8",
+                        "--pp", "2", "--alpha", "0.5", "--levels", "lex")  # fmt: skip
+    assert code == 0, out
+    assert topoopt.load(tmp_path / "i.json").levels == ("spine", "leaf")
 
 
 def _free_file(tmp_path: Path) -> Path:

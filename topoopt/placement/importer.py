@@ -9,6 +9,7 @@ instance (:func:`topoopt.placement.cluster.from_topology`; ``docs/scheduler.md``
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from topoopt.core.errors import InvalidOptionError
 from topoopt.core.family import Importer, ImportOption
@@ -83,6 +84,7 @@ def import_placement(
     switches: int | None = None,
     slurm_block: bool = False,
     kueue_topology: str | None = None,
+    nodes: str | None = None,
 ) -> tuple[PlacementInstance, str]:
     """The placement instance of a job on a real cluster, and a one-line summary.
 
@@ -97,7 +99,8 @@ def import_placement(
     if kueue_topology is not None:  # the levels of a Kueue Topology object
         keys = kueue_levels(_read_text(kueue_topology), kueue_topology)
         fmt = fmt or "k8s"
-    topology = load_topology(topology_file, fmt, levels=keys)
+    options: dict[str, Any] = {} if nodes is None else {"nodes": nodes}
+    topology = load_topology(topology_file, fmt, levels=keys, **options)
     given = {
         "required_level": None if required_level is None else _level(required_level),
         "preferred_level": None if preferred_level is None else _level(preferred_level),
@@ -267,6 +270,13 @@ IMPORTER = Importer(
             "--kueue-topology",
             "A Kueue Topology object (YAML): its levels' node labels, with --topology the "
             "nodes (kubectl get nodes -o json).",
+            is_file=True,
+        ),
+        ImportOption(
+            "nodes",
+            "--nodes",
+            "With Volcano HyperNodes: the cluster's nodes (kubectl get nodes -o json), for "
+            "members selected by regexMatch or labelMatch.",
             is_file=True,
         ),
         ImportOption(

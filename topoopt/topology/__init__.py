@@ -8,7 +8,8 @@ with optional link speeds, level names and GPUs per node. Readers:
 * :func:`read_topograph` — NVIDIA topograph cluster models;
 * :func:`read_k8s_nodes` — ``kubectl get nodes -o json`` with topology labels as levels;
 * :func:`read_kueue_topology` — a Kueue ``Topology`` object (its levels) and the nodes;
-* :func:`read_volcano_hypernodes` — Volcano ``HyperNode`` trees (tiers as levels);
+* :func:`read_volcano_hypernodes` — Volcano ``HyperNode`` trees (tiers as levels; node
+  members by name, pattern or labels, :func:`read_node_labels`);
 * :func:`read_free` — free nodes from a hostlist, a file of names or ``sinfo`` output;
 * :func:`load_topology` — any of the above, the format guessed from the content.
 
@@ -26,7 +27,12 @@ from topoopt.topology._errors import TopologyError
 from topoopt.topology._free import parse_sinfo, read_free
 from topoopt.topology._hostlist import expand, fold
 from topoopt.topology._json import topology_from_dict, topology_to_dict
-from topoopt.topology._k8s import parse_k8s_nodes, read_k8s_nodes
+from topoopt.topology._k8s import (
+    parse_k8s_nodes,
+    parse_node_labels,
+    read_k8s_nodes,
+    read_node_labels,
+)
 from topoopt.topology._load import FORMATS, guess_format, load_topology, write_topology
 from topoopt.topology._model import FreeGroup, Switch, Topology
 from topoopt.topology._slurm import (
@@ -39,6 +45,7 @@ from topoopt.topology._slurm import (
 from topoopt.topology._topograph import parse_topograph, read_topograph
 from topoopt.topology._volcano import (
     kueue_levels,
+    label_selector,
     parse_volcano_hypernodes,
     read_kueue_topology,
     read_volcano_hypernodes,
@@ -54,8 +61,10 @@ __all__ = [
     "fold",
     "guess_format",
     "kueue_levels",
+    "label_selector",
     "load_topology",
     "parse_k8s_nodes",
+    "parse_node_labels",
     "parse_sinfo",
     "parse_slurm_conf",
     "parse_slurm_yaml",
@@ -64,6 +73,7 @@ __all__ = [
     "read_free",
     "read_k8s_nodes",
     "read_kueue_topology",
+    "read_node_labels",
     "read_slurm_conf",
     "read_slurm_yaml",
     "read_topograph",

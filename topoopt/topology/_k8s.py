@@ -22,9 +22,82 @@ from topoopt.topology._hostlist import check_name
 from topoopt.topology._model import Switch, Topology
 from topoopt.topology._slurm import _read_text
 
-__all__ = ["parse_k8s_nodes", "read_k8s_nodes"]
+__all__ = ["parse_k8s_nodes", "parse_node_labels", "read_k8s_nodes", "read_node_labels"]
 
 HOSTNAME = "kubernetes.io/hostname"
+
+
+def _nodes(data: Any, src: str) -> list[tuple[str, dict[str, Any], dict[str, Any], str]]:
+    """Every node of a ``kubectl get nodes -o json`` document: its name (checked, unique),
+    labels, object and JSON path."""
+    if isinstance(data, dict):
+        items = data.get("items")
+        if not isinstance(items, list):
+            raise TopologyError(
+                "expected the output of 'kubectl get nodes -o json' (an object with 'items')",
+                source=src,
+                path="items",
+            )
+        prefix = "items"
+    elif isinstance(data, list):
+        items, prefix = data, ""
+    else:
+        raise TopologyError("expected a node list", source=src)
+    out = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        at = f"{prefix}[{i}]"
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise TopologyError("a node has no metadata.name", source=src, path=at)
+        name = meta["name"]
+        try:
+            check_name(name, "node")
+        except TopologyError as exc:
+            raise TopologyError(exc.rule, source=src, path=f"{at}.metadata.name") from None
+        if name in seen:
+            raise TopologyError(
+                f"node {name!r} is listed twice (also {prefix}[{seen[name]}])",
+                source=src,
+                path=at,
+            )
+        seen[name] = i
+        labels = meta.get("labels") or {}
+        if not isinstance(labels, dict):
+            raise TopologyError("labels must be an object", source=src, path=f"{at}.metadata")
+        out.append((name, labels, item, at))
+    return out
+
+
+def parse_node_labels(
+    data: Any, source: str | PathLike[str] = "<kubectl get nodes -o json>"
+) -> dict[str, dict[str, str]]:
+    """Every node's labels in the parsed JSON of ``kubectl get nodes -o json``, by node name
+    (label values as text).
+
+    Examples
+    --------
+    >>> parse_node_labels({"items": [{"metadata": {"name": "a", "labels": {"rack": "r1"}}},
+    ...                              {"metadata": {"name": "b"}}]})
+    {'a': {'rack': 'r1'}, 'b': {}}
+    """
+    return {
+        name: {str(k): str(v) for k, v in labels.items()}
+        for name, labels, _, _ in _nodes(data, str(source))
+    }
+
+
+def read_node_labels(path: str | PathLike[str]) -> dict[str, dict[str, str]]:
+    """:func:`parse_node_labels` of a saved ``kubectl get nodes -o json``."""
+    return parse_node_labels(_json(path), path)
+
+
+def _json(path: str | PathLike[str]) -> Any:
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TopologyError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
 
 
 def parse_k8s_nodes(
@@ -79,40 +152,9 @@ def parse_k8s_nodes(
         raise TopologyError("give at least one topology label key as a level", source=src)
     if len(set(keys)) != len(keys):
         raise TopologyError(f"level keys must be distinct, got {keys}", source=src)
-    if isinstance(data, dict):
-        items = data.get("items")
-        if not isinstance(items, list):
-            raise TopologyError(
-                "expected the output of 'kubectl get nodes -o json' (an object with 'items')",
-                source=src,
-                path="items",
-            )
-        prefix = "items"
-    elif isinstance(data, list):
-        items, prefix = data, ""
-    else:
-        raise TopologyError("expected a node list", source=src)
     paths: dict[tuple[str, ...], list[str]] = {}
     gpus: dict[str, int] = {}
-    seen: dict[str, int] = {}
-    for i, item in enumerate(items):
-        at = f"{prefix}[{i}]"
-        meta = item.get("metadata") if isinstance(item, dict) else None
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-            raise TopologyError("a node has no metadata.name", source=src, path=at)
-        name = meta["name"]
-        try:
-            check_name(name, "node")
-        except TopologyError as exc:
-            raise TopologyError(exc.rule, source=src, path=f"{at}.metadata.name") from None
-        if name in seen:
-            raise TopologyError(
-                f"node {name!r} is listed twice (also {prefix}[{seen[name]}])",
-                source=src,
-                path=at,
-            )
-        seen[name] = i
-        labels = meta.get("labels") or {}
+    for name, labels, item, at in _nodes(data, src):
         values = [labels.get(k) for k in keys]
         if any(not isinstance(v, str) or not v for v in values):
             if missing == "error":
@@ -175,9 +217,4 @@ def read_k8s_nodes(
 ) -> Topology:
     """A :class:`Topology` from a saved ``kubectl get nodes -o json`` (see
     :func:`parse_k8s_nodes`)."""
-    text = _read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TopologyError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
-    return parse_k8s_nodes(data, levels, path, missing=missing, gpu_resource=gpu_resource)
+    return parse_k8s_nodes(_json(path), levels, path, missing=missing, gpu_resource=gpu_resource)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from topoopt.topology._errors import TopologyError
 from topoopt.topology._json import FORMAT, read_json_topology, topology_to_dict
-from topoopt.topology._k8s import read_k8s_nodes
+from topoopt.topology._k8s import read_k8s_nodes, read_node_labels
 from topoopt.topology._model import Topology
 from topoopt.topology._slurm import _read_text, read_slurm_conf, read_slurm_yaml, write_slurm_conf
 from topoopt.topology._topograph import read_topograph
@@ -22,6 +22,8 @@ __all__ = ["FORMATS", "guess_format", "load_topology", "write_topology"]
 Format = Literal["slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json"]
 #: The format names :func:`load_topology` accepts.
 FORMATS: tuple[str, ...] = ("slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json")
+READER_OPTIONS: dict[str, set[str]] = {"k8s": {"missing", "gpu_resource"}, "volcano": {"nodes"}}
+"""The ``**options`` of :func:`load_topology` each format's reader takes."""
 _HYPERNODE = re.compile(r"^\s*kind:\s*HyperNode\s*$", re.M)
 _CONF_LINE = re.compile(r"^\s*(switchname|blockname|blocksizes|ringname)\s*=", re.I | re.M)
 
@@ -106,8 +108,8 @@ def load_topology(
     format
         ``"slurm"`` (topology.conf), ``"slurm-yaml"`` (topology.yaml), ``"topograph"``
         (cluster model), ``"k8s"`` (``kubectl get nodes -o json``), ``"volcano"`` (HyperNode
-        objects, nodes by exact name) or ``"json"`` (topoopt's own, :func:`write_topology`);
-        ``None``: guessed from the content by :func:`guess_format`.
+        objects) or ``"json"`` (topoopt's own, :func:`write_topology`); ``None``: guessed
+        from the content by :func:`guess_format`.
     levels
         For ``"k8s"``: the topology label keys, top level first (required).
     topology
@@ -116,7 +118,10 @@ def load_topology(
         GPUs of a node the file does not count them for (every format but ``k8s`` and
         ``json``, which may carry them).
     **options
-        Passed to the reader (``missing=``, ``gpu_resource=`` for ``k8s``).
+        Passed to the reader: ``missing=``, ``gpu_resource=`` for ``k8s``; ``nodes=`` for
+        ``volcano`` (the cluster's nodes for ``regexMatch`` and ``labelMatch`` members: a
+        ``kubectl get nodes -o json`` file, read by :func:`read_node_labels`, or what
+        :func:`read_volcano_hypernodes` takes).
 
     Raises
     ------
@@ -133,25 +138,28 @@ def load_topology(
     fmt = format or guess_format(path)
     if fmt not in FORMATS:
         raise TopologyError(f"unknown topology format {fmt!r}; use one of {list(FORMATS)}")
+    unknown = sorted(set(options) - READER_OPTIONS.get(fmt, set()))
+    if unknown:
+        raise TopologyError(f"unknown option(s) for format {fmt!r}: {unknown}")
     if fmt == "k8s":
         if not levels:
             raise TopologyError(
                 "the k8s format needs levels= (node label keys, top level first)", source=path
             )
         topo = read_k8s_nodes(path, levels, **options)
+    elif fmt == "volcano":
+        nodes = options.get("nodes")
+        if isinstance(nodes, (str, PathLike)):
+            nodes = read_node_labels(nodes)
+        topo = read_volcano_hypernodes(path, nodes=nodes)
+    elif fmt == "slurm":
+        topo = read_slurm_conf(path)
+    elif fmt == "slurm-yaml":
+        topo = read_slurm_yaml(path, topology=topology)
+    elif fmt == "topograph":
+        topo = read_topograph(path)
     else:
-        if options:
-            raise TopologyError(f"unknown option(s) for format {fmt!r}: {sorted(options)}")
-        if fmt == "slurm":
-            topo = read_slurm_conf(path)
-        elif fmt == "slurm-yaml":
-            topo = read_slurm_yaml(path, topology=topology)
-        elif fmt == "topograph":
-            topo = read_topograph(path)
-        elif fmt == "volcano":
-            topo = read_volcano_hypernodes(path)
-        else:
-            topo = read_json_topology(path)
+        topo = read_json_topology(path)
     if gpus_per_node is not None and topo.default_gpus is None:
         from dataclasses import replace
 

@@ -2,13 +2,21 @@
 
 **Volcano** (``topology.volcano.sh/v1alpha1``, kind ``HyperNode``; volcano-sh/volcano
 ``staging/src/volcano.sh/apis/pkg/apis/topology/v1alpha1/hypernode_types.go``): each
-HyperNode has ``spec.tier`` (1 = the lowest, holding nodes) and ``spec.members``, each
-``{type: Node | HyperNode, selector: {exactMatch: {name}} | {regexMatch: {pattern}} |
-{labelMatch: ...}}``. The file holds the HyperNodes as several YAML documents, a ``List``
-with ``items`` or a YAML list. A HyperNode of tier ``t`` lists HyperNodes of tier ``t - 1``
-(levels of even depth) or nodes; nodes are named by ``exactMatch`` or matched by
-``regexMatch`` against the node names given (``nodes=``). The levels are named ``tier<t>``,
-the highest first.
+HyperNode has ``spec.tier`` (an integer >= 0; the lowest tier of the file holds the nodes),
+an optional ``spec.tierName`` and ``spec.members``, each ``{type: Node | HyperNode,
+selector: {exactMatch: {name}} | {regexMatch: {pattern}} | {labelMatch: <LabelSelector>}}``.
+The file holds the HyperNodes as several YAML documents, a ``List`` with ``items`` or a YAML
+list. A HyperNode of tier ``t`` lists HyperNodes of tier ``t - 1`` (levels of even depth) or
+nodes. Node members are resolved as Volcano's ``GetMembers`` does
+(``pkg/util/hypernode/member_selector.go``): ``exactMatch`` names the node; ``regexMatch``
+takes every node whose name the pattern *matches anywhere* (Go's ``Regexp.MatchString``,
+unanchored: write ``^...$`` for whole names; Python's ``re`` reads the pattern, which agrees
+with Go's RE2 on the usual classes, groups and repetitions); ``labelMatch`` is a Kubernetes
+``LabelSelector`` (``matchLabels`` and ``matchExpressions`` with ``In``, ``NotIn``,
+``Exists``, ``DoesNotExist``, all of them required), and one with neither selects no node.
+Both need the cluster's nodes (``nodes=``: their names, or their labels by name, e.g. from
+``kubectl get nodes -o json`` by :func:`~topoopt.topology.read_node_labels`). A level is
+named by the ``tierName`` its HyperNodes share, else ``tier<t>``; the highest first.
 
 **Kueue** (``kueue.x-k8s.io``, kind ``Topology``): ``spec.levels`` lists the node label keys
 top first (``- nodeLabel: cloud.provider.com/topology-block``); with the nodes
@@ -20,7 +28,7 @@ Every malformed input is a :class:`TopologyError` naming the file and the line.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from os import PathLike
 from typing import Any
 
@@ -74,20 +82,28 @@ def parse_volcano_hypernodes(
     text: str,
     source: str | PathLike[str] = "<hypernodes.yaml>",
     *,
-    nodes: Collection[str] | None = None,
+    nodes: Collection[str] | Mapping[str, Mapping[str, str]] | None = None,
     gpus_per_node: int | None = None,
 ) -> Topology:
     """A :class:`Topology` from Volcano ``HyperNode`` objects (see the module docstring).
+
+    Parameters
+    ----------
+    nodes
+        The cluster's nodes, for ``regexMatch`` (their names) and ``labelMatch`` (a mapping
+        of each node's name to its labels) members.
 
     Raises
     ------
     TopologyError
         Naming the file and line: not a HyperNode, a missing field, a tier that is not a
-        positive integer, a member type or selector not supported (``labelMatch``; a
-        ``regexMatch`` without ``nodes=``), a HyperNode member of another tier than one
-        below (levels of uneven depth), a HyperNode with both HyperNodes and nodes, tier-1
-        HyperNodes at different depths, and the rules of every tree (a HyperNode defined
-        twice, a dangling member, a cycle, a node or HyperNode under two parents).
+        non-negative integer, a member type or selector not supported, a ``regexMatch``
+        without ``nodes=`` or a bad pattern, a ``labelMatch`` without node labels or with a
+        malformed requirement (an unknown operator, ``In``/``NotIn`` without values,
+        ``Exists``/``DoesNotExist`` with values), a HyperNode member of another tier than
+        one below (levels of uneven depth), a HyperNode with both HyperNodes and nodes,
+        nodes above the lowest tier, and the rules of every tree (a HyperNode defined twice,
+        a dangling member, a cycle, a node or HyperNode under two parents).
 
     Examples
     --------
@@ -118,6 +134,8 @@ def parse_volcano_hypernodes(
     tiers: dict[str, tuple[int, int | None]] = {}
     wanted: list[tuple[str, str, int | None]] = []  # (parent, child, line)
     known = sorted(nodes) if nodes is not None else None
+    labels = nodes if isinstance(nodes, Mapping) else None
+    tier_names: dict[int, set[str]] = {}
     for doc in _documents(text, src):
         line = line_of(doc)
         if not isinstance(doc, dict) or doc.get("kind") != "HyperNode":
@@ -128,12 +146,13 @@ def parse_volcano_hypernodes(
                         line))  # fmt: skip
         spec = _get(doc, "spec", f"HyperNode {name!r}", src, line)
         tier = spec.get("tier") if isinstance(spec, dict) else None
-        if isinstance(tier, bool) or not isinstance(tier, int) or tier < 1:
+        if isinstance(tier, bool) or not isinstance(tier, int) or tier < 0:
             raise TopologyError(
-                f"HyperNode {name!r}: spec.tier must be a positive integer, got {tier!r}",
+                f"HyperNode {name!r}: spec.tier must be a non-negative integer, got {tier!r}",
                 source=src,
                 line=line_of(spec, "tier") or line,
             )
+        tier_names.setdefault(tier, set()).add(str(spec.get("tierName") or ""))
         d = SwitchDef(name, line)
         members = spec.get("members") or []
         for k, member in enumerate(members):
@@ -157,7 +176,8 @@ def parse_volcano_hypernodes(
                 pattern = str(_get(selector["regexMatch"], "pattern", "regexMatch", src, at))
                 if known is None:
                     raise TopologyError(
-                        f"HyperNode {name!r}: regexMatch {pattern!r} needs the node names (nodes=)",
+                        f"HyperNode {name!r}: regexMatch {pattern!r} needs the node names "
+                        "(kubectl get nodes -o json: --nodes on the command line, nodes= in code)",
                         source=src,
                         line=at,
                     )
@@ -168,11 +188,27 @@ def parse_volcano_hypernodes(
                         f"HyperNode {name!r}: bad regexMatch {pattern!r}: {exc}", source=src,
                         line=at,
                     ) from None  # fmt: skip
-                d.nodes.extend(n for n in known if regex.fullmatch(n))
+                d.nodes.extend(n for n in known if regex.search(n))
+            elif "labelMatch" in selector and kind == "Node":
+                if labels is None:
+                    raise TopologyError(
+                        f"HyperNode {name!r}: labelMatch needs the nodes' labels (kubectl get "
+                        "nodes -o json: --nodes on the command line, nodes= in code)",
+                        source=src,
+                        line=at,
+                    )
+                try:
+                    matches = label_selector(selector["labelMatch"])
+                except ValueError as exc:
+                    raise TopologyError(
+                        f"HyperNode {name!r}: labelMatch: {exc}", source=src, line=at
+                    ) from None
+                d.nodes.extend(n for n in sorted(labels) if matches(labels[n]))
             else:
+                supported = "exactMatch, regexMatch, labelMatch" if kind == "Node" else "exactMatch"
                 raise TopologyError(
                     f"HyperNode {name!r}: selector {sorted(selector)} is not supported for "
-                    f"{kind} members (exactMatch{', regexMatch' if kind == 'Node' else ''})",
+                    f"{kind} members ({supported})",
                     source=src,
                     line=at,
                 )
@@ -194,19 +230,25 @@ def parse_volcano_hypernodes(
             )
     roots = build_forest(defs, src, what="HyperNode")
     top = max(t for t, _ in tiers.values())
+    lowest = min(t for t, _ in tiers.values())
     leaves = [d for d in defs if not d.children]
     for d in leaves:
-        if tiers[d.name][0] != 1 and d.nodes:
+        if tiers[d.name][0] != lowest and d.nodes:
             raise TopologyError(
                 f"levels of uneven depth: HyperNode {d.name!r} holds nodes at tier "
-                f"{tiers[d.name][0]}; nodes belong to tier 1",
+                f"{tiers[d.name][0]}; nodes belong to the lowest tier, {lowest}",
                 source=src,
                 line=d.line,
             )
     depth = max(r.height() for r in roots)
+
+    def level_name(t: int) -> str:
+        named = tier_names.get(t, set())
+        return next(iter(named)) if len(named) == 1 and "" not in named else f"tier{t}"
+
     topo = Topology(
         roots,
-        level_names=tuple(f"tier{t}" for t in range(top, top - depth, -1)),
+        level_names=tuple(level_name(t) for t in range(top, top - depth, -1)),
         default_gpus=gpus_per_node,
     )
     if not topo.balanced:
@@ -220,10 +262,70 @@ def parse_volcano_hypernodes(
     return topo
 
 
+_OPERATORS: dict[str, Callable[[Mapping[str, str], str, frozenset[str]], bool]] = {
+    "In": lambda labels, key, values: key in labels and labels[key] in values,
+    "NotIn": lambda labels, key, values: key not in labels or labels[key] not in values,
+    "Exists": lambda labels, key, values: key in labels,
+    "DoesNotExist": lambda labels, key, values: key not in labels,
+}
+"""The operators of a Kubernetes ``LabelSelectorRequirement`` (``NotIn`` holds for a node
+without the key, as in ``k8s.io/apimachinery/pkg/labels``)."""
+
+
+def label_selector(selector: Any) -> Callable[[Mapping[str, str]], bool]:
+    """Whether a node's labels match a Kubernetes ``LabelSelector`` (``matchLabels`` and
+    ``matchExpressions``, all required); one with neither matches no node, as Volcano's
+    ``GetMembers`` reads a HyperNode's ``labelMatch``.
+
+    Raises
+    ------
+    ValueError
+        Naming the malformed part (the rules of ``metav1.LabelSelectorAsSelector``).
+
+    Examples
+    --------
+    >>> rack1 = label_selector({"matchLabels": {"rack": "r1"},
+    ...     "matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]})
+    >>> rack1({"rack": "r1", "gpu": "h100"}), rack1({"rack": "r1"}), label_selector({})({})
+    (True, False, False)
+    """
+    if not isinstance(selector, dict):
+        raise ValueError(f"must be an object, got {selector!r}")
+    unknown = sorted(set(selector) - {"matchLabels", "matchExpressions"})
+    if unknown:
+        raise ValueError(f"unknown key(s) {unknown} (matchLabels, matchExpressions)")
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, dict) or not isinstance(expressions, list):
+        raise ValueError("matchLabels must be an object and matchExpressions a list")
+    required = [
+        (_OPERATORS["In"], str(key), frozenset({str(value)})) for key, value in match_labels.items()
+    ]
+    for i, expression in enumerate(expressions):
+        where = f"matchExpressions[{i}]"
+        if not isinstance(expression, dict) or "key" not in expression:
+            raise ValueError(f"{where}: needs a key and an operator")
+        operator, values = expression.get("operator"), expression.get("values") or []
+        if operator not in _OPERATORS:
+            raise ValueError(f"{where}: operator {operator!r} is not one of {list(_OPERATORS)}")
+        if not isinstance(values, list):
+            raise ValueError(f"{where}: values must be a list")
+        if operator in ("In", "NotIn") and not values:
+            raise ValueError(f"{where}: operator {operator} needs values")
+        if operator in ("Exists", "DoesNotExist") and values:
+            raise ValueError(f"{where}: operator {operator} takes no values")
+        required.append(
+            (_OPERATORS[operator], str(expression["key"]), frozenset(str(v) for v in values))
+        )
+    if not required:
+        return lambda labels: False
+    return lambda labels: all(holds(labels, key, values) for holds, key, values in required)
+
+
 def read_volcano_hypernodes(
     path: str | PathLike[str],
     *,
-    nodes: Collection[str] | None = None,
+    nodes: Collection[str] | Mapping[str, Mapping[str, str]] | None = None,
     gpus_per_node: int | None = None,
 ) -> Topology:
     """:func:`parse_volcano_hypernodes` of a file."""
