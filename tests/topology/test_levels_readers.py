@@ -121,6 +121,16 @@ def test_volcano_nodes_by_label_with_the_kubectl_nodes() -> None:
         load_topology(DATA / "k8s/nodes.json", levels=["a"], nodes=str(DATA / "k8s/nodes.json"))
 
 
+def test_volcano_docs_leaf_example_selects_a_node_twice() -> None:
+    """Volcano's own leaf HyperNode example names node-0 and matches node-[01]: one member
+    set, as GetMembers builds it (was: 'node-0 is in two HyperNodes')."""
+    text = _hypernode("s0", 1, ("Node", "node-0")).replace(
+        "members:", "members:\n  - {type: Node, selector: {regexMatch: {pattern: 'node-[01]'}}}"
+    )
+    topo = parse_volcano_hypernodes(text, nodes=["node-0", "node-1", "node-2"])
+    assert sorted(topo.nodes_under("s0")) == ["node-0", "node-1"]
+
+
 def test_volcano_regex_matches_anywhere_in_the_name_as_go_does() -> None:
     """Volcano's GetMembers calls Go's Regexp.MatchString: the pattern may match a part of the
     name; ``^...$`` anchors it."""

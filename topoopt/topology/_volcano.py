@@ -212,6 +212,9 @@ def parse_volcano_hypernodes(
                     source=src,
                     line=at,
                 )
+        # the members are a set: a node selected twice (by name and by pattern) is one member
+        d.nodes[:] = dict.fromkeys(d.nodes)
+        d.children[:] = dict.fromkeys(d.children)
         if d.children and d.nodes:
             raise TopologyError(
                 f"HyperNode {name!r} lists both HyperNodes and nodes", source=src, line=line
