@@ -12,6 +12,7 @@ import pytest
 import topoopt
 from topoopt.topology import (
     TopologyError,
+    kueue_flavor_labels,
     label_selector,
     load_topology,
     parse_volcano_hypernodes,
@@ -226,6 +227,20 @@ def test_kueue_topology_levels_with_the_nodes() -> None:
         read_kueue_topology(DATA / "volcano/hypernodes.yaml", DATA / "k8s/nodes.json")
 
 
+def test_kueue_flavor_keeps_the_nodes_of_its_node_labels() -> None:
+    """A ResourceFlavor naming the Topology restricts TAS to the nodes with its nodeLabels."""
+    topo = read_kueue_topology(DATA / "kueue/flavor.yaml", DATA / "k8s/nodes.json")
+    assert sorted(topo.nodes) == ["Node304", "Node305", "Node306"]
+    two = (DATA / "kueue/flavor.yaml").read_text() + (
+        "---\nkind: ResourceFlavor\nmetadata: {name: other}\n"
+        "spec: {nodeLabels: {a: b}, topologyName: default}\n"
+    )
+    with pytest.raises(TopologyError, match=r"ResourceFlavors \['other', 'tas-flavor'\] use"):
+        kueue_flavor_labels(two, "two.yaml")
+    elsewhere = (DATA / "kueue/flavor.yaml").read_text().replace("topologyName: default", "")
+    assert kueue_flavor_labels(elsewhere) is None
+
+
 def test_topograph_levels_are_named_by_their_labels() -> None:
     topo = read_topograph(DATA / "topograph/dual-level.yaml")
     assert topo.levels == ("topology.kubernetes.io/region", "topology.kubernetes.io/zone",
@@ -259,6 +274,13 @@ def test_import_keeps_every_level_for_a_multilevel_objective(tmp_path: Path) -> 
                         "--pp", "2", "--alpha", "0.5", "--levels", "lex")  # fmt: skip
     assert code == 0, out
     assert topoopt.load(tmp_path / "i.json").n_levels == 2
+    # with the ResourceFlavor of the topology: its nodes only
+    code, out = _import(tmp_path, "--topology", str(DATA / "k8s/nodes.json"),
+                        "--kueue-topology", str(DATA / "kueue/flavor.yaml"), "--level", "0",
+                        "--free", "Node[304-306]", "--dp", "1", "--tp", "8",
+                        "--pp", "2", "--alpha", "0.5")  # fmt: skip
+    assert code == 0, out
+    assert [m.free_nodes for m in topoopt.load(tmp_path / "i.json").minipods] == [3]
     # Volcano HyperNodes selecting nodes by label, with the nodes
     code, out = _import(tmp_path, "--topology", str(DATA / "volcano/labels.yaml"),
                         "--nodes", str(DATA / "k8s/nodes.json"), "--level", "0",

@@ -92,14 +92,24 @@ def import_placement(
     ``<topology file stem>-level<level>``.
     """
     from topoopt.placement.cluster import from_topology
-    from topoopt.topology import TopologyError, kueue_levels, load_topology, read_free
+    from topoopt.topology import (
+        TopologyError,
+        kueue_flavor_labels,
+        kueue_levels,
+        load_topology,
+        read_free,
+    )
     from topoopt.topology._slurm import _read_text
 
     keys = [key.strip() for key in labels.split(",") if key.strip()] if labels else None
-    if kueue_topology is not None:  # the levels of a Kueue Topology object
-        keys = kueue_levels(_read_text(kueue_topology), kueue_topology)
-        fmt = fmt or "k8s"
     options: dict[str, Any] = {} if nodes is None else {"nodes": nodes}
+    if kueue_topology is not None:  # the levels of a Kueue Topology object (and its flavor)
+        text = _read_text(kueue_topology)
+        keys = kueue_levels(text, kueue_topology)
+        flavor = kueue_flavor_labels(text, kueue_topology)
+        if flavor:
+            options["node_labels"] = flavor
+        fmt = fmt or "k8s"
     topology = load_topology(topology_file, fmt, levels=keys, **options)
     given = {
         "required_level": None if required_level is None else _level(required_level),

@@ -44,6 +44,7 @@ from topoopt.topology._slurm import (
 )
 from topoopt.topology._topograph import parse_topograph, read_topograph
 from topoopt.topology._volcano import (
+    kueue_flavor_labels,
     kueue_levels,
     label_selector,
     parse_volcano_hypernodes,
@@ -60,6 +61,7 @@ __all__ = [
     "expand",
     "fold",
     "guess_format",
+    "kueue_flavor_labels",
     "kueue_levels",
     "label_selector",
     "load_topology",

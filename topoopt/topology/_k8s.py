@@ -13,7 +13,7 @@ GPUs per node come from ``status.capacity["nvidia.com/gpu"]`` (or another resour
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal
 
@@ -107,6 +107,7 @@ def parse_k8s_nodes(
     *,
     missing: Literal["skip", "error"] = "skip",
     gpu_resource: str = "nvidia.com/gpu",
+    node_labels: Mapping[str, str] | None = None,
 ) -> Topology:
     """A :class:`Topology` from the parsed JSON of ``kubectl get nodes -o json``.
 
@@ -125,6 +126,9 @@ def parse_k8s_nodes(
         it out (default), ``"error"`` raises.
     gpu_resource
         Resource name of the GPU count in ``status.capacity``.
+    node_labels
+        Only the nodes carrying every one of these labels (a Kueue ``ResourceFlavor``'s
+        ``nodeLabels``: the nodes of the flavor); the others are left out.
 
     Raises
     ------
@@ -155,6 +159,8 @@ def parse_k8s_nodes(
     paths: dict[tuple[str, ...], list[str]] = {}
     gpus: dict[str, int] = {}
     for name, labels, item, at in _nodes(data, src):
+        if node_labels and any(labels.get(k) != v for k, v in node_labels.items()):
+            continue
         values = [labels.get(k) for k in keys]
         if any(not isinstance(v, str) or not v for v in values):
             if missing == "error":
@@ -180,7 +186,8 @@ def parse_k8s_nodes(
                     path=f"{at}.status.capacity",
                 ) from None
     if not paths:
-        raise TopologyError(f"no node has all the labels {keys}", source=src)
+        wanted = keys + [f"{k}={v}" for k, v in (node_labels or {}).items()]
+        raise TopologyError(f"no node has all the labels {wanted}", source=src)
     # name each domain by its value, or by its path where a value repeats under two parents
     names: dict[tuple[str, ...], str] = {}
     for depth in range(len(keys)):
@@ -214,7 +221,15 @@ def read_k8s_nodes(
     *,
     missing: Literal["skip", "error"] = "skip",
     gpu_resource: str = "nvidia.com/gpu",
+    node_labels: Mapping[str, str] | None = None,
 ) -> Topology:
     """A :class:`Topology` from a saved ``kubectl get nodes -o json`` (see
     :func:`parse_k8s_nodes`)."""
-    return parse_k8s_nodes(_json(path), levels, path, missing=missing, gpu_resource=gpu_resource)
+    return parse_k8s_nodes(
+        _json(path),
+        levels,
+        path,
+        missing=missing,
+        gpu_resource=gpu_resource,
+        node_labels=node_labels,
+    )

@@ -22,7 +22,10 @@ __all__ = ["FORMATS", "guess_format", "load_topology", "write_topology"]
 Format = Literal["slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json"]
 #: The format names :func:`load_topology` accepts.
 FORMATS: tuple[str, ...] = ("slurm", "slurm-yaml", "topograph", "k8s", "volcano", "json")
-READER_OPTIONS: dict[str, set[str]] = {"k8s": {"missing", "gpu_resource"}, "volcano": {"nodes"}}
+READER_OPTIONS: dict[str, set[str]] = {
+    "k8s": {"missing", "gpu_resource", "node_labels"},
+    "volcano": {"nodes"},
+}
 """The ``**options`` of :func:`load_topology` each format's reader takes."""
 _HYPERNODE = re.compile(r"^\s*kind:\s*HyperNode\s*$", re.M)
 _CONF_LINE = re.compile(r"^\s*(switchname|blockname|blocksizes|ringname)\s*=", re.I | re.M)
@@ -118,7 +121,8 @@ def load_topology(
         GPUs of a node the file does not count them for (every format but ``k8s`` and
         ``json``, which may carry them).
     **options
-        Passed to the reader: ``missing=``, ``gpu_resource=`` for ``k8s``; ``nodes=`` for
+        Passed to the reader: ``missing=``, ``gpu_resource=``, ``node_labels=`` for
+        ``k8s``; ``nodes=`` for
         ``volcano`` (the cluster's nodes for ``regexMatch`` and ``labelMatch`` members: a
         ``kubectl get nodes -o json`` file, read by :func:`read_node_labels`, or what
         :func:`read_volcano_hypernodes` takes).

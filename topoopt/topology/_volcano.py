@@ -42,6 +42,7 @@ from topoopt.topology._slurm import _read_text
 from topoopt.topology._yaml import _Loader, line_of
 
 __all__ = [
+    "kueue_flavor_labels",
     "kueue_levels",
     "parse_volcano_hypernodes",
     "read_kueue_topology",
@@ -380,6 +381,60 @@ def kueue_levels(text: str, source: str | PathLike[str] = "<topology.yaml>") -> 
     return out
 
 
+def kueue_flavor_labels(
+    text: str, source: str | PathLike[str] = "<topology.yaml>"
+) -> dict[str, str] | None:
+    """The ``spec.nodeLabels`` of the Kueue ``ResourceFlavor`` in ``text`` whose
+    ``spec.topologyName`` is the ``Topology`` object's name: TAS places a workload of that
+    flavor on the nodes carrying those labels only. ``None`` when no flavor of the file names
+    the topology (every labelled node then counts).
+
+    Raises
+    ------
+    TopologyError
+        When several flavors name the topology with different node labels (each is its own
+        set of nodes: give the file of one), or ``nodeLabels`` is not an object.
+
+    Examples
+    --------
+    >>> kueue_flavor_labels('''
+    ... kind: Topology
+    ... metadata: {name: default}
+    ... spec: {levels: [{nodeLabel: rack}]}
+    ... ---
+    ... kind: ResourceFlavor
+    ... metadata: {name: tas-flavor}
+    ... spec: {nodeLabels: {node-group: tas}, topologyName: default}
+    ... ''')
+    {'node-group': 'tas'}
+    """
+    kueue_levels(text, source)  # exactly one valid Topology object
+    docs = [d for d in _documents(text, source) if isinstance(d, dict)]
+    topology = next(d for d in docs if d.get("kind") == "Topology")
+    name = (topology.get("metadata") or {}).get("name")
+    found: dict[tuple[tuple[str, str], ...], str] = {}
+    for doc in docs:
+        spec = doc.get("spec") if doc.get("kind") == "ResourceFlavor" else None
+        if not isinstance(spec, dict) or spec.get("topologyName") != name:
+            continue
+        labels = spec.get("nodeLabels") or {}
+        if not isinstance(labels, dict):
+            raise TopologyError(
+                "ResourceFlavor spec.nodeLabels must be an object",
+                source=source,
+                line=line_of(spec, "nodeLabels"),
+            )
+        key = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+        found.setdefault(key, str((doc.get("metadata") or {}).get("name")))
+    if len(found) > 1:
+        raise TopologyError(
+            f"ResourceFlavors {sorted(found.values())} use Topology {name!r} with different "
+            "nodeLabels: each is its own set of nodes; give a file with one of them",
+            source=source,
+        )
+    return dict(next(iter(found))) if found else None
+
+
 def read_kueue_topology(
     topology_path: str | PathLike[str],
     nodes_path: str | PathLike[str],
@@ -387,6 +442,10 @@ def read_kueue_topology(
 ) -> Topology:
     """The topology of a Kueue ``Topology`` object (its levels) and the cluster's nodes
     (``kubectl get nodes -o json``, :func:`~topoopt.topology.read_k8s_nodes`, which drops a
-    last ``kubernetes.io/hostname`` level: the node itself)."""
-    levels = kueue_levels(_read_text(topology_path), topology_path)
-    return read_k8s_nodes(nodes_path, levels, **options)
+    last ``kubernetes.io/hostname`` level: the node itself); when the file also holds the
+    ``ResourceFlavor`` of that topology, only the nodes with its ``nodeLabels``
+    (:func:`kueue_flavor_labels`)."""
+    text = _read_text(topology_path)
+    levels = kueue_levels(text, topology_path)
+    flavor = kueue_flavor_labels(text, topology_path)
+    return read_k8s_nodes(nodes_path, levels, node_labels=flavor, **options)
