@@ -270,6 +270,45 @@ def test_log_callable_captures_lines(backend: str, capfd: pytest.CaptureFixture[
     assert BANNER[backend] not in capfd.readouterr().out  # captured, not printed
 
 
+def _market_split(n: int = 30, rows: int = 3, seed: int = 1) -> pyo.ConcreteModel:
+    """Cornuéjols-Dawande market split (binary x, equality rows at half the row sums, slacks
+    in the objective): thousands of branch-and-bound nodes on 30 variables."""
+    a = np.random.default_rng(seed).integers(0, 100, size=(rows, n))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.s = pyo.Var(range(rows), range(2), domain=pyo.NonNegativeReals)
+    m.split = pyo.Constraint(
+        range(rows),
+        rule=lambda m, i: (
+            sum(int(a[i, j]) * m.x[j] for j in range(n)) + m.s[i, 0] - m.s[i, 1]
+            == int(a[i].sum()) // 2
+        ),
+    )
+    m.obj = pyo.Objective(expr=pyo.quicksum(m.s.values()))
+    return m
+
+
+@pytest.mark.skipif("scip" not in BACKENDS_HERE, reason="SCIP (pyscipopt) is not installed")
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("log", [False, "callable"])
+def test_a_long_scip_log_does_not_block_the_solve(log: str | bool) -> None:
+    """Pyomo drains SCIP's captured output with a Python thread; PySCIPOpt's ``optimize`` held
+    the GIL, so a log beyond the pipe's 64 KiB (here one display line per node) blocked the
+    solve for good, past its time limit. ``optimizeNogil`` lets the thread drain it."""
+    lines: list[str] = []
+    out = solve_model(
+        _market_split(),
+        backend="scip",
+        time_limit=5,
+        backend_options={"display/freq": 1},
+        log=lines.append if log else False,
+    )
+    assert out.termination in (TerminationReason.OPTIMAL, TerminationReason.TIME_LIMIT)
+    assert out.solve_s <= 5 * 1.05 + 1
+    if log:
+        assert sum(len(line) + 1 for line in lines) > 64 * 1024  # beyond the pipe's buffer
+
+
 def test_log_callable_may_print(capfd: pytest.CaptureFixture[str]) -> None:
     """The callable runs after the backend returns, outside its output capture."""
     solve_model(knapsack(), log=print)

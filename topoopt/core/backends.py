@@ -104,6 +104,9 @@ class Backend:
         option (imports the package only when called).
     before_threads
         Called before a solve that sets the thread count.
+    nogil_optimize
+        ``"contrib"`` only: the name of the solver model's method that optimises with the GIL
+        released, called instead of ``optimize`` (see :func:`topoopt.core.mip.solve_model`).
     install_hint
         Appended to the "not installed" error.
     """
@@ -123,6 +126,7 @@ class Backend:
     license_error: tuple[str, str] | None = None
     option_errors: Callable[[Mapping[str, Any]], list[str]] | None = None
     before_threads: Callable[[], None] | None = None
+    nogil_optimize: str | None = None
     install_hint: str = ""
 
     @property
@@ -255,6 +259,7 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 warm_start=True,
                 partial_warm_start=False,
                 option_errors=_scip_option_errors,
+                nogil_optimize="optimizeNogil",
             ),
             Backend(
                 name="gurobi",

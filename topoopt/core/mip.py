@@ -363,6 +363,28 @@ def _solve_appsi(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _Ra
     )
 
 
+class _ReleasingGil:
+    """A solver model whose ``optimize`` releases the GIL (PySCIPOpt's ``optimizeNogil``).
+
+    Pyomo's ``scip_direct`` runs ``optimize`` inside ``capture_output(capture_fd=True)``: the
+    solver writes its log into a pipe that a Python thread drains, and that thread needs the
+    GIL. PySCIPOpt's ``optimize`` keeps the GIL for the whole solve, so once the log fills the
+    pipe (64 KiB: a few hundred display lines) the solver blocks in ``write`` and never returns,
+    whatever its time limit (measured: a 20 s limit still hung after 60 s). Every other
+    attribute is the model's.
+    """
+
+    def __init__(self, model: Any, nogil_optimize: str) -> None:
+        self._model = model
+        self._nogil_optimize = nogil_optimize
+
+    def optimize(self) -> None:
+        getattr(self._model, self._nogil_optimize)()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
 def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _Raw:
     """Pyomo's new solver interfaces (``pyomo.contrib.solver``)."""
     from pyomo.contrib.solver.common.factory import SolverFactory
@@ -381,6 +403,8 @@ def _solve_contrib(record: Backend, model: pyo.ConcreteModel, s: _Settings) -> _
             out = _guarded(create, s.deadline)(pyomo_model, config)
             if s.deadline is not None:
                 config.time_limit = _time_left(s.deadline)
+            if record.nogil_optimize is not None:
+                out = (_ReleasingGil(out[0], record.nogil_optimize), *out[1:])
             return out
 
         opt._create_solver_model = create_then_limit
