@@ -4,8 +4,10 @@ restores the garbage collector. No duration is asserted."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,24 @@ def test_nothing_leaks_when_the_block_ends_near_the_deadline() -> None:
     while threading.active_count() > threads_before and time.monotonic() < waited:
         time.sleep(REPEAT_S / 5)
     assert threading.active_count() <= threads_before
+
+
+def test_an_import_in_progress_is_not_cut_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline passes while a module is being imported: TimeUp comes after the import,
+    which completes (an import cut short leaves a package half-initialised for the process)."""
+    (tmp_path / "slow_to_import.py").write_text(
+        "import time\nend = time.perf_counter() + 0.3\nwhile time.perf_counter() < end:\n"
+        "    pass\nDONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
+    imported = []
+    with pytest.raises(TimeUp), interrupt_at(time.perf_counter() + 0.05):
+        import slow_to_import
+
+        imported.append(slow_to_import.DONE)
+        while True:
+            pass
+    assert imported == [True]

@@ -23,7 +23,13 @@ Rules for using it:
   armed flag before anything can interrupt it, then withdraws under the timer's lock);
 * the garbage collector is off inside the block (a gc callback or finaliser that receives
   :class:`TimeUp` would lose it; the request is also repeated until the block ends), which
-  also spares a large model build the collector's passes.
+  also spares a large model build the collector's passes;
+* no request is made while the thread is importing a module (a frame of ``importlib`` on its
+  stack; the request waits for the import to end): an import cut short leaves a package
+  half-initialised for the rest of the process (measured: ``scipy.stats`` interrupted inside
+  Pyomo's deferred import of SciPy, after which every later ``import scipy.stats`` failed
+  with ``Module 'scipy' has no attribute '_lib'``). A thread that starts an import in the
+  instant between the check and the request can still be interrupted in it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import logging
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -46,6 +53,16 @@ def _request(thread_id: int, exc: type[BaseException] | None) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), None if exc is None else ctypes.py_object(exc)
     )
+
+
+def _importing(thread_id: int) -> bool:
+    """Whether thread ``thread_id`` is inside an import (a frame of ``importlib``)."""
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextmanager
@@ -87,7 +104,8 @@ def interrupt_at(deadline: float | None) -> Iterator[None]:
             with lock:
                 if not state["armed"]:
                     return
-                _request(thread_id, TimeUp)
+                if not _importing(thread_id):
+                    _request(thread_id, TimeUp)
             # an exception raised inside a finaliser is lost ("Exception ignored in ..."):
             # ask again until the block has ended
             time.sleep(REPEAT_S)
