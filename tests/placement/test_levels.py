@@ -131,6 +131,24 @@ def test_levels_mip_equals_oracle(backend: str, instance: PlacementInstance) -> 
             assert math.isclose(result.metrics[name], score.score, abs_tol=1e-6)
 
 
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_levels_mip_proves_a_lex_stage_capped_at_zero(backend: str) -> None:
+    """Found by test_levels_mip_equals_oracle: with alpha = 0 the top level's optimum is 0 and
+    the next stage caps it at 1e-6; HiGHS' enumerateSolutions presolve reduction then broke
+    the postsolve ("Solve error", ERGO-Code/HiGHS#3216); the driver switches it off."""
+    pods = (
+        Minipod("p0", 2, (Leaf("l00", ("n0", "n1"), ("g0",)),)),
+        Minipod("p1", 4, (Leaf("l00", ("n2", "n3"), ("g0",)), Leaf("l01", ("n4", "n5"), ("g0",)))),
+    )
+    inst = PlacementInstance(name="tree", minipods=pods, dp=3, tp=8, pp=2, alpha=0.0,
+                             objective=LevelObjective("lex"))  # fmt: skip
+    result = topoopt.solve(inst, "placement/levels", backend=backend, method="mip")
+    assert result.status is SolutionStatus.OPTIMAL, result
+    assert _result_key(inst, result) == _result_key(
+        inst, topoopt.solve(inst, "placement/enumerate")
+    )
+
+
 def test_objective_modes_and_json() -> None:
     pod = Minipod.from_leaves(
         "a", [Leaf("l0", ["h0", "h1"], ["g0"]), Leaf("l1", ["h2", "h3"], ["g1"])]

@@ -64,6 +64,15 @@ CONTRIB_TERMINATION: Mapping[str, R] = MappingProxyType(
 (``unknown``, ``error``, ...) are ``ERROR``."""
 
 
+HIGHS_ENUMERATION_RULE = 65536
+"""HiGHS' ``presolve_rule_off`` bit of the ``enumerateSolutions`` reduction, switched off by
+default: in HiGHS 1.13-1.16 it drops an equality clique whose other variables it fixed, so the
+postsolved solution violates a row (ERGO-Code/HiGHS#3216; "untransformed violations", then
+"Solve error" or a wrong answer). Measured here: a lex stage of ``placement/levels``'
+whole-tree model on a 6-node tree (``alpha = 0``) ended in "Solve error" with it and is
+proven optimal without it."""
+
+
 @dataclass(frozen=True)
 class Backend:
     """How topoopt drives one MIP backend through Pyomo.
@@ -104,6 +113,9 @@ class Backend:
         option (imports the package only when called).
     before_threads
         Called before a solve that sets the thread count.
+    default_options
+        Backend options topoopt always sets (before its own settings and the user's
+        ``backend_options``, which win), e.g. to avoid a known backend bug.
     nogil_optimize
         ``"contrib"`` only: the name of the solver model's method that optimises with the GIL
         released, called instead of ``optimize`` (see :func:`topoopt.core.mip.solve_model`).
@@ -127,6 +139,7 @@ class Backend:
     option_errors: Callable[[Mapping[str, Any]], list[str]] | None = None
     before_threads: Callable[[], None] | None = None
     nogil_optimize: str | None = None
+    default_options: tuple[tuple[str, Any], ...] = ()
     install_hint: str = ""
 
     @property
@@ -244,6 +257,7 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 partial_warm_start=True,
                 option_errors=_highs_option_errors,
                 before_threads=_highs_reset_scheduler,
+                default_options=(("presolve_rule_off", HIGHS_ENUMERATION_RULE),),
             ),
             Backend(
                 name="scip",

@@ -210,7 +210,7 @@ def solve_model(
     if warmstart and not record.partial_warm_start and _has_unset_discrete(model):
         warmstart = False
         notes.append("warm start skipped (it does not set every integer variable)")
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(record.default_options)
     if seed is not None and record.seed_option:
         options[record.seed_option] = int(seed) % MAX_SEED
     if threads is not None:

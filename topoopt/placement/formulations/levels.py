@@ -41,8 +41,11 @@ from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.solution import Placement
 from topoopt.placement.tree import Tree, build_tree, placement_from_leaves
 
-NO_CAP = 1e9
-"""The value of ``cap[l]`` that does not bind."""
+NO_CAP_MARGIN = 1.0
+"""``cap[l]`` starts at the level's switch count plus this margin, a value that binds no
+placement: ``S[l] <= (alpha + beta) M_l = M_l`` (``P = K <= M_l`` is feasible). A constant
+``1e9`` spread the right-hand sides over 15 orders of magnitude next to a capped
+``0 + 1e-6`` (HiGHS warned that the model was badly scaled)."""
 
 
 def model_size(instance: PlacementInstance) -> int:
@@ -114,7 +117,9 @@ def build(
     m.alpha = pyo.Param(initialize=instance.alpha)
     m.beta = pyo.Param(initialize=instance.beta)
     m.weight = pyo.Param(m.L, initialize=dict(enumerate(weights)), mutable=True)
-    m.cap = pyo.Param(m.L, initialize=dict.fromkeys(range(levels), NO_CAP), mutable=True)
+    m.cap = pyo.Param(
+        m.L, initialize={lv: m.n_sw[lv] + NO_CAP_MARGIN for lv in range(levels)}, mutable=True
+    )
     m.x = pyo.Var(m.R, m.C, m.K, domain=pyo.Binary)
     m.u = pyo.Var(m.LS, m.R, domain=pyo.UnitInterval)
     m.v = pyo.Var(m.LS, m.C, domain=pyo.UnitInterval)
