@@ -239,6 +239,12 @@ def test_kueue_flavor_keeps_the_nodes_of_its_node_labels() -> None:
         kueue_flavor_labels(two, "two.yaml")
     elsewhere = (DATA / "kueue/flavor.yaml").read_text().replace("topologyName: default", "")
     assert kueue_flavor_labels(elsewhere) is None
+    odd = (
+        "kind: Topology\nmetadata: x\nspec: {levels: [{nodeLabel: a}]}\n---\nkind: ResourceFlavor\n"
+    )
+    assert kueue_flavor_labels(odd + "metadata: 1\nspec: {topologyName: x}\n") is None
+    with pytest.raises(TopologyError, match="nodeLabels must be an object"):
+        kueue_flavor_labels(odd + "spec: {nodeLabels: [a], topologyName: null}\n", "f.yaml")
 
 
 def test_topograph_levels_are_named_by_their_labels() -> None:

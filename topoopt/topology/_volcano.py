@@ -338,6 +338,24 @@ def read_volcano_hypernodes(
     )
 
 
+def _kueue_topology(docs: list[dict[str, Any]], source: str | PathLike[str]) -> dict[str, Any]:
+    """The one Kueue ``Topology`` object among the file's documents."""
+    topologies = [d for d in docs if d.get("kind") == "Topology"]
+    if len(topologies) != 1:
+        raise TopologyError(
+            f"expected one Kueue Topology object (kind: Topology), found {len(topologies)}",
+            source=source,
+            line=line_of(docs[0]) if docs else None,
+        )
+    return topologies[0]
+
+
+def _metadata_name(doc: dict[str, Any]) -> Any:
+    """A Kubernetes object's ``metadata.name`` (``None`` when absent)."""
+    metadata = doc.get("metadata")
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
 def kueue_levels(text: str, source: str | PathLike[str] = "<topology.yaml>") -> list[str]:
     """The node label keys of a Kueue ``Topology`` object, top level first.
 
@@ -357,14 +375,7 @@ def kueue_levels(text: str, source: str | PathLike[str] = "<topology.yaml>") -> 
     ['topology-block', 'topology-rack', 'hostname']
     """
     docs = [d for d in _documents(text, source) if isinstance(d, dict)]
-    topologies = [d for d in docs if d.get("kind") == "Topology"]
-    if len(topologies) != 1:
-        raise TopologyError(
-            f"expected one Kueue Topology object (kind: Topology), found {len(topologies)}",
-            source=source,
-            line=line_of(docs[0]) if docs else None,
-        )
-    topo = topologies[0]
+    topo = _kueue_topology(docs, source)
     spec = _get(topo, "spec", "Topology", source, line_of(topo))
     levels = _get(spec, "levels", "Topology spec", source, line_of(spec))
     if not isinstance(levels, list) or not levels:
@@ -408,10 +419,8 @@ def kueue_flavor_labels(
     ... ''')
     {'node-group': 'tas'}
     """
-    kueue_levels(text, source)  # exactly one valid Topology object
     docs = [d for d in _documents(text, source) if isinstance(d, dict)]
-    topology = next(d for d in docs if d.get("kind") == "Topology")
-    name = (topology.get("metadata") or {}).get("name")
+    name = _metadata_name(_kueue_topology(docs, source))
     found: dict[tuple[tuple[str, str], ...], str] = {}
     for doc in docs:
         spec = doc.get("spec") if doc.get("kind") == "ResourceFlavor" else None
@@ -425,7 +434,7 @@ def kueue_flavor_labels(
                 line=line_of(spec, "nodeLabels"),
             )
         key = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
-        found.setdefault(key, str((doc.get("metadata") or {}).get("name")))
+        found.setdefault(key, str(_metadata_name(doc)))
     if len(found) > 1:
         raise TopologyError(
             f"ResourceFlavors {sorted(found.values())} use Topology {name!r} with different "
