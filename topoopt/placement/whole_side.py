@@ -35,7 +35,9 @@ sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions
 
 from __future__ import annotations
 
+import itertools
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +52,17 @@ from topoopt.placement.exact_mip.targets import (
 from topoopt.placement.instance import Minipod, PlacementInstance
 from topoopt.placement.solution import Placement
 from topoopt.placement.tree import DIGITS, d
+
+PAIRED_SPLITS = 8
+"""The most two-switch splits :func:`realise_paired` tries per pair (measured on the
+benchmark's 256-node jobs: at most 6 admitted per pod, the first realised in 5 of 6)."""
+
+PAIRED_SECONDS = 2.0
+"""The time :func:`realise_paired` gives one split's programme (0.5-0.9 s each when it
+decides, measured on the benchmark's 256-node jobs)."""
+
+PAIRED_SHARE = 0.5
+"""The share of the time left that :func:`realise_paired` may take in all."""
 
 Grid = np.ndarray
 """``(rows, cols, 2)``: per cell the index of its switch of level ``l`` among those given and
@@ -191,6 +204,25 @@ class WholeSide:
         at = int(np.searchsorted(column, length * m - 1e-6))
         return float(at) if at < len(column) else math.inf
 
+    def two_switch_splits(
+        self, side: _Side, max_dp_use: int, max_pp_use: int
+    ) -> list[tuple[int, int, int, int]]:
+        """Every ``(g, h, m_g, m_h)``, ``g < h``, whose whole groups the counting per switch
+        admits for the pair (:meth:`admits` restricted to switches ``g`` and ``h``), the
+        most incidences to spare first."""
+        whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
+        length, count = self._dims(side.swap)
+        tabs = self.tables(side.swap)
+        found = []
+        for g, h in itertools.combinations(range(len(tabs)), 2):
+            for m in range(max(1, count - tabs[h][0]), min(tabs[g][0], count - 1) + 1):
+                used = self._incidences(tabs[g][1], m, length, whole)
+                used += self._incidences(tabs[h][1], count - m, length, whole)
+                if used <= length * other + 1e-9:
+                    found.append((length * other - used, g, h, m))
+        found.sort(key=lambda entry: -entry[0])
+        return [(g, h, m, count - m) for _, g, h, m in found]
+
     def sides(self, upper: float) -> list[_Side] | None:
         """:func:`whole_side_pairs` of the switches of level ``l`` (their children's free
         nodes summed)."""
@@ -255,6 +287,12 @@ def conditional_floor(
             if bound is None:
                 bound = pair.score
             grid = realise(whole, side, split, a, b, seconds)
+            if (
+                grid is None
+                and side.switches == 2
+                and round(pair.score, DIGITS) == round(bound, DIGITS)
+            ):
+                grid = realise_paired(whole, side, a, b, seconds)
             if grid is not None:
                 return Floor(bound, grid, pair.score)
     return Floor(below if bound is None else bound, None, math.inf)
@@ -303,6 +341,39 @@ def realise(
         grid[:, at : at + width, 1] = matrix
         at += width
     return grid.transpose(1, 0, 2) if side.swap else grid
+
+
+def realise_paired(
+    whole: WholeSide,
+    side: _Side,
+    a: int,
+    b: int,
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Grid | None:
+    """A placement with level-``l + 1`` spreads at most ``(a, b)`` whose whole side lies in
+    two switches, by the rack patterns of :func:`~topoopt.placement.paired_racks.place`
+    (rows may share ``b`` unevenly between the two switches, which :func:`realise` never
+    does): the first of the two-switch splits the counting admits
+    (:meth:`WholeSide.two_switch_splits`, at most ``PAIRED_SPLITS`` of them) that the
+    programme realises within ``PAIRED_SECONDS`` each and ``PAIRED_SHARE`` of the time
+    left, else ``None``. :func:`conditional_floor` calls it only at the pair of its bound,
+    where a placement proves the class optimal (above it the other constructions compete,
+    and on the 256-node 16 x 16 jobs its programmes took 2 s each there for nothing)."""
+    from topoopt.placement.paired_racks import place
+
+    length, _ = whole._dims(side.swap)
+    w_target, o_target = (b, a) if side.swap else (a, b)
+    stop = time.perf_counter() + PAIRED_SHARE * seconds()
+    for g, h, m_g, m_h in whole.two_switch_splits(side, a, b)[:PAIRED_SPLITS]:
+        left = min(seconds(), stop - time.perf_counter())
+        if left <= 0:
+            return None
+        kids = [whole.children[g], whole.children[h]]
+        found = place(kids, (m_g, m_h), length, w_target, o_target, min(left, PAIRED_SECONDS))
+        if found is not None:
+            found[..., 0] = np.where(found[..., 0] == 0, g, h)
+            return found.transpose(1, 0, 2) if side.swap else found
+    return None
 
 
 def _construct(sub: PlacementInstance, max_dp_use: int, max_pp_use: int) -> Placement | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from topoopt.core.backends import quiet_highs
@@ -41,7 +42,7 @@ class SparseMilp:
         self.lower: list[float] = []
         self.upper: list[float] = []
         self.integer: list[bool] = []
-        self.rows: list[tuple[dict[int, float], float, float]] = []
+        self.rows: list[tuple[Mapping[int, float], float, float]] = []
 
     def var(self, lower: float, upper: float, *, integer: bool = False) -> int:
         """A new column with its bounds; returns its index."""
@@ -51,7 +52,7 @@ class SparseMilp:
         return len(self.lower) - 1
 
     def row(
-        self, coefs: dict[int, float], lower: float = -math.inf, upper: float = math.inf
+        self, coefs: Mapping[int, float], lower: float = -math.inf, upper: float = math.inf
     ) -> None:
         """The row ``lower <= sum coefs[i] * x_i <= upper``."""
         self.rows.append((coefs, lower, upper))

@@ -677,6 +677,12 @@ class _Planner:
                         found_by[i] = self._cut(bounds, best.leaves)
                         continue
                     found = self.plan(level + 1, below[i], best, rush)
+                    if known is not None and self.key(known.scores) <= self.key(found.scores):
+                        # the second pass, cut by (or tying) the first pass's placement of
+                        # this class: keep that placement, with the second pass's bounds
+                        found = dataclasses.replace(
+                            found, leaves=known.leaves, scores=known.scores, how=known.how
+                        )
                     found_by[i] = found
                     if found.how != "cut" and (
                         best is None or self.key(found.scores) < self.key(best.scores)
@@ -828,7 +834,7 @@ class _Planner:
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
         leaves = self.walk(level, grid, unit)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
-        conditional, better = self.conditional(level, kids, single, scores)
+        conditional, better = self.conditional(level, kids, single, scores, incumbent)
         if better is not None:
             leaves, scores = better
         bounds = [0.0] * level + [single.bound]
@@ -872,7 +878,12 @@ class _Planner:
         return _Candidate(leaves, scores, tuple(bounds), how)
 
     def conditional(
-        self, level: int, kids: list[int], single: _Single, scores: tuple[float, ...]
+        self,
+        level: int,
+        kids: list[int],
+        single: _Single,
+        scores: tuple[float, ...],
+        incumbent: _Candidate | None = None,
     ) -> tuple[float, tuple[np.ndarray, tuple[float, ...]] | None]:
         """For ``lex``, the bound of level ``level + 1`` among the placements whose split
         ``level`` scores its proven optimum, where one side stays whole in the split's
@@ -880,7 +891,9 @@ class _Planner:
         of the class that beats ``scores`` with its leaves and scores (or ``None``; for
         ``weighted`` too, by the weighted sum). Bound 0 when it does not apply
         (``weighted``: it holds only given the split's optimum; constraints, no level
-        below, split unproven)."""
+        below, split unproven). For ``lex``, when ``incumbent`` ties the class above level
+        ``level + 1``, only pairs below its score there are worth realising, and a bound
+        reaching it is enough."""
         last = level + 1
         if (
             self.inst.constraints
@@ -904,7 +917,17 @@ class _Planner:
         whole, frontier = self.sides[key]
         below = tuple(int(caps[c]) for cs in children for c in cs)
         start = max(single.bound, self.cheap(below))
-        floor = conditional_floor(whole, single.bound, start, scores[last], self.seconds_left)
+        ceiling = scores[last]
+        if (
+            incumbent is not None
+            and self.inst.objective.mode != "weighted"
+            and all(
+                round(x, DIGITS) == round(y, DIGITS)
+                for x, y in zip(incumbent.scores[:last], scores[:last], strict=True)
+            )
+        ):
+            ceiling = min(ceiling, incumbent.scores[last])
+        floor = conditional_floor(whole, single.bound, start, ceiling, self.seconds_left)
         ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
         offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
         bound = 0.0 if floor is None else floor.bound

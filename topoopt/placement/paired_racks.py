@@ -1,0 +1,246 @@
+"""Two switches holding whole columns, placed on their children by rack patterns.
+
+The whole-side class of :mod:`topoopt.placement.whole_side`: below a proven split level
+``l`` whose pair is ``(1, 2)``, every column lies whole in one of two switches ``g0``,
+``g1`` of level ``l`` (``m0`` and ``m1`` columns, ``m0 + m1 = cols``), and the placement of
+level ``l + 1`` is wanted with every column on at most ``A`` children and every row on at
+most ``B`` children over both switches (Arnold eq. 2 at level ``l + 1``: the pair
+``(A, B)``). :func:`~topoopt.placement.whole_side.realise` gives every row the same share
+of ``B`` in each switch; the placements that reach the counting floor often need rows that
+use 2 children in ``g0`` and 3 in ``g1`` beside rows that use 3 and 2 (measured on the
+benchmark's 256-node jobs: ``(5, 5)`` exists, no uniform share reaches it). This module finds
+such placements with a small integer programme:
+
+* a row's cells in switch ``k`` fall into *blocks*, one per child it touches there; the row's
+  blocks form a set partition ``P`` of the switch's columns, and the row touches ``|P|``
+  children of ``k``;
+* every child is given a *touch set* ``S`` of one or two columns, the only columns with cells
+  on it (so it holds blocks ``T`` with ``T ⊆ S``); children of equal free nodes are counted
+  together (``z[k, f, S]`` children of ``f`` free nodes with touch set ``S``, ``y[k, f, S,
+  T]`` blocks ``T`` on them), which removes their symmetry;
+* ``x[k, P]`` rows of partition ``P`` in switch ``k``.
+
+The rows::
+
+    sum_S z[k, f, S] <= n[k, f]                                  (children of f free nodes)
+    sum_T |T| y[k, f, S, T] <= f z[k, f, S],
+    sum_{|T| = 2} y[k, f, S, T] <= floor(f / 2) z[k, f, S]       (each child holds at most f)
+    sum_{T ∋ c} y[k, f, S, T] <= min(f, rows) z[k, f, S]          (c in S; one cell per row)
+    sum_{f, S ∋ c} z[k, f, S] <= A                                (column c on at most A)
+    sum_{f, S} y[k, f, S, T] = sum_{P ∋ T} x[k, P]                (every block placed)
+    sum_P x[k, P] = rows
+    sum_{|P| >= t} x[0, P] <= sum_{|Q| <= B - t} x[1, Q]          (t = 1 .. B - 1)
+
+The last rows are Hall's condition for pairing the rows of ``g0`` with those of ``g1`` so
+that every pair has ``|P| + |Q| <= B``: pairing the largest ``|P|`` with the smallest
+``|Q|`` works exactly when, for every ``t``, the rows with at least ``t`` blocks in ``g0``
+are no more than the rows with at most ``B - t`` in ``g1`` (a threshold graph). Rows are
+interchangeable, so the ``x`` need no row identity.
+
+**Every solution is a placement** (:func:`place`): the ``z[k, f, S]`` children of ``f``
+free nodes get the ``y`` blocks dealt, the pairs evenly (at most ``floor(f / 2)`` each, by
+the third row) and the single cells into what is left (the second row), so no child holds
+more than ``f``; the rows are paired by Hall's order, and each block of a row takes a child
+holding such a block (two blocks of a row on one child only lower its count). A column
+touches only the children whose touch set holds it (at most ``A``), a row ``|P| + |Q| <=
+B``. Touch sets of more than two columns are left out: then a child's blocks no longer deal
+evenly by counts alone. The programme is a construction, not a bound: a class it finds
+infeasible may still have placements (with larger touch sets).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from topoopt.placement.exact_mip._milp import SparseMilp
+
+Block = frozenset[int]
+Partition = tuple[Block, ...]
+
+MAX_COLUMNS = 8
+"""The most columns a switch may hold here (its partitions into pairs and single columns
+number 764 at 8 columns, 9,496 at 10)."""
+
+
+def pair_partitions(columns: int, most: int) -> list[Partition]:
+    """The partitions of ``range(columns)`` into blocks of one or two columns with at most
+    ``most`` blocks (a row's blocks when every child touches at most two columns)."""
+    out: list[Partition] = []
+
+    def extend(rest: tuple[int, ...], blocks: tuple[Block, ...]) -> None:
+        if len(blocks) > most:
+            return
+        if not rest:
+            out.append(blocks)
+            return
+        first, tail = rest[0], rest[1:]
+        extend(tail, (*blocks, frozenset((first,))))
+        for i, other in enumerate(tail):
+            extend(tail[:i] + tail[i + 1 :], (*blocks, frozenset((first, other))))
+
+    extend(tuple(range(columns)), ())
+    return out
+
+
+@dataclass(frozen=True)
+class _Switch:
+    """One switch's part of the programme: its classes of children, touch sets and the
+    column indices of ``z``, ``y`` and ``x``."""
+
+    classes: list[tuple[int, int]]  # (free nodes, children)
+    touch: list[Block]
+    partitions: list[Partition]
+    z: dict[tuple[int, int], int]  # (class, touch set) -> column
+    y: dict[tuple[int, int, Block], int]  # (class, touch set, block) -> column
+    x: list[int]  # partition -> column
+
+
+def _switch(
+    milp: SparseMilp, children: Sequence[int], columns: int, rows: int, a: int, most: int
+) -> _Switch:
+    """Add one switch's columns and rows (module docstring) to ``milp``."""
+    classes = sorted(Counter(int(f) for f in children if f > 0).items(), reverse=True)
+    touch = [frozenset(s) for size in (1, 2) for s in itertools.combinations(range(columns), size)]
+    partitions = pair_partitions(columns, most)
+    z: dict[tuple[int, int], int] = {}
+    y: dict[tuple[int, int, Block], int] = {}
+    for i, (free, count) in enumerate(classes):
+        for s, touched in enumerate(touch):
+            z[i, s] = milp.var(0, count, integer=True)
+            blocks = [frozenset((c,)) for c in sorted(touched)]
+            if len(touched) == 2:
+                blocks.append(touched)
+            for block in blocks:
+                y[i, s, block] = milp.var(0, math.inf, integer=True)
+            milp.row({y[i, s, t]: len(t) for t in blocks} | {z[i, s]: -free}, upper=0)
+            if len(touched) == 2:
+                milp.row({y[i, s, touched]: 1, z[i, s]: -(free // 2)}, upper=0)
+            for c in touched:
+                held = {y[i, s, t]: 1 for t in blocks if c in t}
+                milp.row(held | {z[i, s]: -min(free, rows)}, upper=0)
+        milp.row({z[i, s]: 1 for s in range(len(touch))}, upper=count)
+    for c in range(columns):
+        on = {z[i, s]: 1 for (i, s) in z if c in touch[s]}
+        milp.row(on, upper=a)
+    x = [milp.var(0, rows, integer=True) for _ in partitions]
+    milp.row(dict.fromkeys(x, 1), rows, rows)
+    for block in {t for part in partitions for t in part}:
+        placed = {col: 1 for (i, s, t), col in y.items() if t == block}
+        used = {x[p]: -1 for p, part in enumerate(partitions) if block in part}
+        milp.row(placed | used, 0, 0)
+    return _Switch(classes, touch, partitions, z, y, x)
+
+
+def place(
+    children: Sequence[Sequence[int]],
+    columns: Sequence[int],
+    rows: int,
+    a: int,
+    b: int,
+    time_limit: float = math.inf,
+) -> np.ndarray | None:
+    """A placement of ``rows x sum(columns)`` cells, the first ``columns[0]`` columns whole on
+    the children of switch 0 (free nodes ``children[0]``), the others on those of switch 1,
+    with every column on at most ``a`` children and every row on at most ``b`` over both
+    (module docstring); ``None`` when the programme is infeasible or undecided within
+    ``time_limit`` seconds, or out of its reach (``MAX_COLUMNS``). Solved by SCIP: on the
+    benchmark's 256-node classes it decided each in 0.5-0.9 s, HiGHS in 0.2-4 s with two
+    classes undecided after 10 s.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows, sum(columns), 2)``: per cell its switch (0 or 1) and the index of its child
+        in ``children[switch]``.
+
+    Examples
+    --------
+    >>> grid = place([[4, 4], [4, 2, 2]], (2, 2), 4, 2, 3)
+    >>> grid.shape, int(grid[..., 1].max())
+    ((4, 4, 2), 2)
+    """
+    if (
+        len(children) != 2
+        or len(columns) != 2
+        or not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS
+    ):
+        return None
+    least = [(m + 1) // 2 for m in columns]  # a row's fewest blocks: pairs only
+    if least[0] + least[1] > b:
+        return None
+    milp = SparseMilp()
+    parts = [_switch(milp, children[k], columns[k], rows, a, b - least[1 - k]) for k in (0, 1)]
+    for t in range(1, b):
+        first = {parts[0].x[p]: 1 for p, part in enumerate(parts[0].partitions) if len(part) >= t}
+        second = {
+            parts[1].x[q]: -1 for q, part in enumerate(parts[1].partitions) if len(part) <= b - t
+        }
+        if first:
+            milp.row(first | second, upper=0)
+    status, values = milp.solve(time_limit, backend="scip")
+    if status != "feasible":
+        return None
+    counts = [round(v) for v in values]
+    return _deal(parts, counts, [list(kids) for kids in children], columns, rows)
+
+
+def _deal(
+    parts: Sequence[_Switch],
+    counts: Sequence[int],
+    children: Sequence[Sequence[int]],
+    columns: Sequence[int],
+    rows: int,
+) -> np.ndarray:
+    """The placement of a solution's counts (module docstring: every solution is one)."""
+    grid = np.zeros((rows, sum(columns), 2), dtype=np.int64)
+    per_row: list[list[Partition]] = []
+    offsets = (0, columns[0])
+    for k, part in enumerate(parts):
+        by_free: dict[int, list[int]] = {}
+        for j, free in enumerate(children[k]):
+            by_free.setdefault(int(free), []).append(j)
+        stock: dict[Block, list[list[int]]] = {}  # block -> [child, blocks left]
+        for i, (free, _) in enumerate(part.classes):
+            pool = by_free[free]
+            for s, touched in enumerate(part.touch):
+                n = counts[part.z[i, s]]
+                kids, pool = pool[:n], pool[n:]
+                blocks = {
+                    t: counts[col] for (ii, ss, t), col in part.y.items() if (ii, ss) == (i, s)
+                }
+                pairs = blocks.get(touched, 0) if len(touched) == 2 else 0
+                room = [free] * n
+                for r, kid in enumerate(kids):
+                    share = pairs // n + (r < pairs % n)
+                    room[r] -= 2 * share
+                    if share:
+                        stock.setdefault(touched, []).append([kid, share])
+                for single in sorted(t for t in blocks if len(t) == 1):
+                    left = blocks[single]
+                    for r, kid in enumerate(kids):
+                        take = min(left, room[r])
+                        if take:
+                            room[r] -= take
+                            left -= take
+                            stock.setdefault(single, []).append([kid, take])
+            by_free[free] = pool
+        rows_of = [
+            p for p, col in zip(part.partitions, part.x, strict=True) for _ in range(counts[col])
+        ]
+        rows_of.sort(key=len, reverse=(k == 0))  # Hall's order: largest with smallest
+        per_row.append(rows_of)
+        for r, partition in enumerate(rows_of):
+            for block in partition:
+                entry = stock[block][-1]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    stock[block].pop()
+                for c in block:
+                    grid[r, offsets[k] + c] = (k, entry[0])
+    return grid
