@@ -30,7 +30,9 @@ counting bound at level ``l`` does not refute admits every pair (no conditional 
 **Construction** (:func:`realise`). The programme's switches and column counts, each switch's
 sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions with
 ``(A2, b_g)``, the least ``b_g`` each: a row touches ``sum_g b_g`` children, a column at most
-``A2``, and the level-``l`` spreads are ``(1, G)``.
+``A2``, and the level-``l`` spreads are ``(1, G)``. At the pair of the bound, with ``G = 2``,
+:func:`realise_paired` also lets the rows share ``B2`` unevenly between the two switches
+(:mod:`topoopt.placement.paired_racks`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ from topoopt.placement.tree import DIGITS, d
 
 PAIRED_SPLITS = 8
 """The most two-switch splits :func:`realise_paired` tries per pair (measured on the
-benchmark's 256-node jobs: at most 6 admitted per pod, the first realised in 5 of 6)."""
+benchmark's 32 x 8 jobs: at most 4 admitted per pod, the first realised in every pod that
+admits any)."""
 
 PAIRED_SECONDS = 2.0
 """The time :func:`realise_paired` gives one split's programme (0.5-0.9 s each when it
