@@ -104,7 +104,9 @@ def test_place_finds_a_placement_exactly_when_one_exists(case) -> None:
     """Sound (a grid is a placement within the targets) and complete for its class (every
     child touched by at most two columns), against brute force."""
     children, columns, rows, a, b = case
-    grid = place(children, columns, rows, a, b, time_limit=20)
+    status, grid = place(children, columns, rows, a, b, time_limit=20)
+    assert status != "unknown"
+    assert (status == "feasible") == (grid is not None)
     if grid is not None:
         assert grid.shape == (rows, sum(columns), 2)
         _valid(grid, children, columns)
@@ -113,12 +115,13 @@ def test_place_finds_a_placement_exactly_when_one_exists(case) -> None:
 
 
 def test_place_declines_what_it_cannot_model() -> None:
-    """Three switches, no column, or more than ``MAX_COLUMNS`` columns in a switch: ``None``;
-    more blocks than the row target allows with pairs alone: ``None`` before any programme."""
-    assert place([[4], [4], [4]], (1, 1), 1, 1, 3) is None
-    assert place([[4], [4]], (0, 2), 1, 1, 3) is None
-    assert place([[99], [99]], (9, 1), 1, 1, 9) is None
-    assert place([[99], [99]], (8, 8), 1, 9, 7) is None  # 4 + 4 pairs > 7
+    """Three switches, no column, or more than ``MAX_COLUMNS`` columns in a switch: unknown;
+    more blocks than the row target allows with pairs alone: infeasible before any
+    programme."""
+    assert place([[4], [4], [4]], (1, 1), 1, 1, 3) == ("unknown", None)
+    assert place([[4], [4]], (0, 2), 1, 1, 3) == ("unknown", None)
+    assert place([[99], [99]], (9, 1), 1, 1, 9) == ("unknown", None)
+    assert place([[99], [99]], (8, 8), 1, 9, 7) == ("infeasible", None)  # 4 + 4 pairs > 7
 
 
 def test_the_256_node_job_reaches_its_bound_by_uneven_rows() -> None:

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topoopt.placement.exact_mip._milp import SparseMilp
+from topoopt.placement.exact_mip._milp import SparseMilp, Status
 
 Block = frozenset[int]
 Partition = tuple[Block, ...]
@@ -144,36 +144,35 @@ def place(
     a: int,
     b: int,
     time_limit: float = math.inf,
-) -> np.ndarray | None:
+) -> tuple[Status, np.ndarray | None]:
     """A placement of ``rows x sum(columns)`` cells, the first ``columns[0]`` columns whole on
     the children of switch 0 (free nodes ``children[0]``), the others on those of switch 1,
     with every column on at most ``a`` children and every row on at most ``b`` over both
-    (module docstring); ``None`` when the programme is infeasible or undecided within
-    ``time_limit`` seconds, or out of its reach (``MAX_COLUMNS``). Solved by SCIP: on the
-    benchmark's 256-node classes it decided each in 0.5-0.9 s, HiGHS in 0.2-4 s with two
-    classes undecided after 10 s.
+    (module docstring). Solved by SCIP: on the benchmark's 32 x 8 classes it decided each
+    pair ``(5, 5)`` in 0.4-0.9 s, HiGHS in 0.2-4 s with two undecided after 10 s.
 
     Returns
     -------
-    numpy.ndarray
-        ``(rows, sum(columns), 2)``: per cell its switch (0 or 1) and the index of its child
-        in ``children[switch]``.
+    tuple
+        ``("feasible", grid)`` with ``grid`` of shape ``(rows, sum(columns), 2)``: per cell
+        its switch (0 or 1) and the index of its child in ``children[switch]``;
+        ``("infeasible", None)`` when no placement of the class (touch sets of at most two
+        columns) exists; ``("unknown", None)`` when undecided within ``time_limit`` seconds
+        or out of reach (not two switches, an empty one, more than ``MAX_COLUMNS``).
 
     Examples
     --------
-    >>> grid = place([[4, 4], [4, 2, 2]], (2, 2), 4, 2, 3)
-    >>> grid.shape, int(grid[..., 1].max())
-    ((4, 4, 2), 2)
+    >>> status, grid = place([[4, 4], [4, 2, 2]], (2, 2), 4, 2, 3)
+    >>> status, grid.shape, int(grid[..., 1].max())
+    ('feasible', (4, 4, 2), 2)
     """
-    if (
-        len(children) != 2
-        or len(columns) != 2
-        or not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS
-    ):
-        return None
+    if len(children) != 2 or len(columns) != 2:
+        return "unknown", None
+    if not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS:
+        return "unknown", None
     least = [(m + 1) // 2 for m in columns]  # a row's fewest blocks: pairs only
     if least[0] + least[1] > b:
-        return None
+        return "infeasible", None
     milp = SparseMilp()
     parts = [_switch(milp, children[k], columns[k], rows, a, b - least[1 - k]) for k in (0, 1)]
     for t in range(1, b):
@@ -185,9 +184,9 @@ def place(
             milp.row(first | second, upper=0)
     status, values = milp.solve(time_limit, backend="scip")
     if status != "feasible":
-        return None
+        return status, None
     counts = [round(v) for v in values]
-    return _deal(parts, counts, [list(kids) for kids in children], columns, rows)
+    return status, _deal(parts, counts, [list(kids) for kids in children], columns, rows)
 
 
 def _deal(

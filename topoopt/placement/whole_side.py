@@ -60,9 +60,13 @@ PAIRED_SPLITS = 8
 benchmark's 32 x 8 jobs: at most 4 admitted per pod, the first realised in every pod that
 admits any)."""
 
+PAIRED_QUICK = 0.25
+"""The time :func:`realise_paired` first gives each split's programme (on the benchmark's
+32 x 8 jobs those of the pair ``(6, 4)`` decided in 0.02-0.06 s, those of ``(5, 5)`` in
+0.4-0.9 s)."""
+
 PAIRED_SECONDS = 2.0
-"""The time :func:`realise_paired` gives one split's programme (0.5-0.9 s each when it
-decides, measured on the benchmark's 256-node jobs)."""
+"""The time :func:`realise_paired` then gives each programme left undecided."""
 
 PAIRED_SHARE = 0.5
 """The share of the time left that :func:`realise_paired` may take in all."""
@@ -275,11 +279,17 @@ def conditional_floor(
     n_children = sum(len(kids) for kids in whole.children)
     fake = _level([whole.rows * whole.cols] * n_children, whole.rows, whole.cols, whole.alpha)
     bound = None
+    paired: list[tuple[_Side, int, int]] = []  # the bound's pairs left to realise_paired
     for pair in iter_target_pairs(fake):
         if round(pair.score, DIGITS) < round(start, DIGITS):
             continue
         if round(pair.score, DIGITS) >= round(below, DIGITS):
             break
+        if paired and bound is not None and round(pair.score, DIGITS) > round(bound, DIGITS):
+            grid = realise_paired(whole, paired, seconds)
+            if grid is not None:
+                return Floor(bound, grid, bound)
+            paired = []
         if seconds() <= 0:
             return Floor(pair.score if bound is None else bound, None, math.inf)
         a, b = pair.max_dp_use, pair.max_pp_use
@@ -290,14 +300,14 @@ def conditional_floor(
             if bound is None:
                 bound = pair.score
             grid = realise(whole, side, split, a, b, seconds)
-            if (
-                grid is None
-                and side.switches == 2
-                and round(pair.score, DIGITS) == round(bound, DIGITS)
-            ):
-                grid = realise_paired(whole, side, a, b, seconds)
             if grid is not None:
                 return Floor(bound, grid, pair.score)
+            if side.switches == 2 and round(pair.score, DIGITS) == round(bound, DIGITS):
+                paired.append((side, a, b))
+    if paired and bound is not None:
+        grid = realise_paired(whole, paired, seconds)
+        if grid is not None:
+            return Floor(bound, grid, bound)
     return Floor(below if bound is None else bound, None, math.inf)
 
 
@@ -348,34 +358,46 @@ def realise(
 
 def realise_paired(
     whole: WholeSide,
-    side: _Side,
-    a: int,
-    b: int,
+    targets: Sequence[tuple[_Side, int, int]],
     seconds: Callable[[], float] = lambda: math.inf,
 ) -> Grid | None:
-    """A placement with level-``l + 1`` spreads at most ``(a, b)`` whose whole side lies in
-    two switches, by the rack patterns of :func:`~topoopt.placement.paired_racks.place`
-    (rows may share ``b`` unevenly between the two switches, which :func:`realise` never
-    does): the first of the two-switch splits the counting admits
-    (:meth:`WholeSide.two_switch_splits`, at most ``PAIRED_SPLITS`` of them) that the
-    programme realises within ``PAIRED_SECONDS`` each and ``PAIRED_SHARE`` of the time
-    left, else ``None``. :func:`conditional_floor` calls it only at the pair of its bound,
-    where a placement proves the class optimal (above it the other constructions compete,
-    and on the 256-node 16 x 16 jobs its programmes took 2 s each there for nothing)."""
+    """A placement with level-``l + 1`` spreads at most ``(a, b)`` for one of the
+    ``targets`` ``(side, a, b)`` whose whole side lies in two switches, by the rack patterns
+    of :func:`~topoopt.placement.paired_racks.place` (rows may share ``b`` unevenly between
+    the two switches, which :func:`realise` never does), over the two-switch splits the
+    counting admits (:meth:`WholeSide.two_switch_splits`, at most ``PAIRED_SPLITS`` per
+    target). Each programme first gets ``PAIRED_QUICK`` seconds, then those left undecided
+    ``PAIRED_SECONDS``, all within ``PAIRED_SHARE`` of the time left; ``None`` when none is
+    realised. :func:`conditional_floor` calls it with the pairs of its bound, where a
+    placement proves the class optimal (above it the other constructions compete, and on
+    the 256-node 16 x 16 jobs its programmes took 2 s each there for nothing)."""
     from topoopt.placement.paired_racks import place
 
-    length, _ = whole._dims(side.swap)
-    w_target, o_target = (b, a) if side.swap else (a, b)
     stop = time.perf_counter() + PAIRED_SHARE * seconds()
-    for g, h, m_g, m_h in whole.two_switch_splits(side, a, b)[:PAIRED_SPLITS]:
-        left = min(seconds(), stop - time.perf_counter())
-        if left <= 0:
-            return None
-        kids = [whole.children[g], whole.children[h]]
-        found = place(kids, (m_g, m_h), length, w_target, o_target, min(left, PAIRED_SECONDS))
-        if found is not None:
-            found[..., 0] = np.where(found[..., 0] == 0, g, h)
-            return found.transpose(1, 0, 2) if side.swap else found
+    classes = [
+        (side, a, b, split)
+        for side, a, b in targets
+        for split in whole.two_switch_splits(side, a, b)[:PAIRED_SPLITS]
+    ]
+    # the fewest children per row first: their rows have the fewest partitions (the
+    # smallest programmes, decided fastest)
+    classes.sort(key=lambda entry: entry[1] if entry[0].swap else entry[2])
+    for limit in (PAIRED_QUICK, PAIRED_SECONDS):
+        undecided = []
+        for side, a, b, (g, h, m_g, m_h) in classes:
+            left = min(seconds(), stop - time.perf_counter(), limit)
+            if left <= 0:
+                return None
+            length, _ = whole._dims(side.swap)
+            w_target, o_target = (b, a) if side.swap else (a, b)
+            kids = [whole.children[g], whole.children[h]]
+            status, found = place(kids, (m_g, m_h), length, w_target, o_target, left)
+            if found is not None:
+                found[..., 0] = np.where(found[..., 0] == 0, g, h)
+                return found.transpose(1, 0, 2) if side.swap else found
+            if status == "unknown":
+                undecided.append((side, a, b, (g, h, m_g, m_h)))
+        classes = undecided
     return None
 
 
