@@ -55,37 +55,40 @@ def _spreads(grid: np.ndarray) -> tuple[int, int]:
     )
 
 
-def _valid(grid: np.ndarray, children: list[list[int]], columns: tuple[int, int]) -> None:
+def _valid(grid: np.ndarray, children: list[list[int]], columns: tuple[int, ...]) -> None:
     """Whole columns in their switch, every child within its free nodes."""
-    assert (grid[:, : columns[0], 0] == 0).all() and (grid[:, columns[0] :, 0] == 1).all()
-    for k in (0, 1):
-        held = np.bincount(grid[grid[..., 0] == k][:, 1], minlength=len(children[k]))
-        assert (held <= np.asarray(children[k])).all()
+    switch_of = np.repeat(np.arange(len(columns)), columns)
+    assert (grid[..., 0] == switch_of[None, :]).all()
+    for k, kids in enumerate(children):
+        held = np.bincount(grid[grid[..., 0] == k][:, 1], minlength=len(kids))
+        assert (held <= np.asarray(kids)).all()
 
 
 @st.composite
-def tiny_classes(draw: st.DrawFn) -> tuple[list[list[int]], tuple[int, int], int, int, int]:
-    """Two switches of 1-3 children (0-4 free nodes), 1 + 1 to 2 + 2 columns of 1-2 rows."""
-    children = [draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)) for _ in range(2)]
-    columns = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+def tiny_classes(draw: st.DrawFn) -> tuple[list[list[int]], tuple[int, ...], int, int, int]:
+    """Two switches of 1-3 children (0-4 free nodes) with 1-2 columns each, or three with
+    one column each; 1-2 rows."""
+    switches = draw(st.integers(2, 3))
+    children = [draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)) for _ in range(switches)]
+    most = 2 if switches == 2 else 1
+    columns = tuple(draw(st.integers(1, most)) for _ in range(switches))
     rows = draw(st.integers(1, 2))
     return children, columns, rows, draw(st.integers(1, 3)), draw(st.integers(2, 5))
 
 
-def _exists(children: list[list[int]], columns: tuple[int, int], rows: int, a: int, b: int) -> bool:
+def _exists(children: list[list[int]], columns: tuple[int, ...], rows: int, a: int, b: int) -> bool:
     """Whether some placement has spreads at most ``(a, b)`` with every child touched by at
     most two columns (brute force over every cell's child)."""
     cols = sum(columns)
-    options = [
-        range(len(children[0 if c < columns[0] else 1])) for _ in range(rows) for c in range(cols)
-    ]
+    switch_of = np.repeat(np.arange(len(columns)), columns)
+    switch = np.broadcast_to(switch_of, (rows, cols))
+    options = [range(len(children[switch_of[c]])) for _ in range(rows) for c in range(cols)]
     for choice in itertools.product(*options):
         kid = np.asarray(choice).reshape(rows, cols)
-        switch = np.broadcast_to(np.arange(cols) >= columns[0], (rows, cols)).astype(np.int64)
         grid = np.stack([switch, kid], axis=-1)
         if any(
-            (np.bincount(kid[switch == k], minlength=len(children[k])) > children[k]).any()
-            for k in (0, 1)
+            (np.bincount(kid[switch == k], minlength=len(kids)) > kids).any()
+            for k, kids in enumerate(children)
         ):
             continue
         touched: dict[tuple[int, int], set[int]] = {}
@@ -115,9 +118,11 @@ def test_place_finds_a_placement_exactly_when_one_exists(case) -> None:
 
 
 def test_place_declines_what_it_cannot_model() -> None:
-    """Three switches, no column, or more than ``MAX_COLUMNS`` columns in a switch: unknown;
-    more blocks than the row target allows with pairs alone: infeasible before any
-    programme."""
+    """One switch, more than ``MAX_SWITCHES``, no column, or more than ``MAX_COLUMNS`` columns
+    in a switch: unknown; more blocks than the row target allows with pairs alone:
+    infeasible before any programme."""
+    assert place([[4]], (1,), 1, 1, 3) == ("unknown", None)
+    assert place([[4]] * 5, (1,) * 5, 1, 1, 5) == ("unknown", None)
     assert place([[4], [4], [4]], (1, 1), 1, 1, 3) == ("unknown", None)
     assert place([[4], [4]], (0, 2), 1, 1, 3) == ("unknown", None)
     assert place([[99], [99]], (9, 1), 1, 1, 9) == ("unknown", None)

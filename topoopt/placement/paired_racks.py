@@ -1,13 +1,13 @@
-"""Two switches holding whole columns, placed on their children by rack patterns.
+"""Switches holding whole columns, placed on their children by rack patterns.
 
 The whole-side class of :mod:`topoopt.placement.whole_side`: below a proven split level
-``l`` whose pair is ``(1, 2)``, every column lies whole in one of two switches ``g0``,
-``g1`` of level ``l`` (``m0`` and ``m1`` columns, ``m0 + m1 = cols``), and the placement of
-level ``l + 1`` is wanted with every column on at most ``A`` children and every row on at
-most ``B`` children over both switches (Arnold eq. 2 at level ``l + 1``: the pair
-``(A, B)``). :func:`~topoopt.placement.whole_side.realise` gives every row the same share
-of ``B`` in each switch; the placements that reach the counting floor often need rows that
-use 2 children in ``g0`` and 3 in ``g1`` beside rows that use 3 and 2 (measured on the
+``l`` whose pair is ``(1, G)``, every column lies whole in one of ``G`` switches of level
+``l`` (``m_k`` columns in switch ``k``, ``sum_k m_k = cols``), and the placement of level
+``l + 1`` is wanted with every column on at most ``A`` children and every row on at most
+``B`` children over all ``G`` switches (Arnold eq. 2 at level ``l + 1``: the pair ``(A,
+B)``). :func:`~topoopt.placement.whole_side.realise` gives every row the same share of
+``B`` in each switch; the placements that reach the counting floor often need rows that use
+2 children in one switch and 3 in the other beside rows that use 3 and 2 (measured on the
 benchmark's 256-node jobs: ``(5, 5)`` exists, no uniform share reaches it). This module finds
 such placements with a small integer programme:
 
@@ -18,7 +18,9 @@ such placements with a small integer programme:
   on it (so it holds blocks ``T`` with ``T ⊆ S``); children of equal free nodes are counted
   together (``z[k, f, S]`` children of ``f`` free nodes with touch set ``S``, ``y[k, f, S,
   T]`` blocks ``T`` on them), which removes their symmetry;
-* ``x[k, P]`` rows of partition ``P`` in switch ``k``.
+* ``x[k, P]`` rows of partition ``P`` in switch ``k``;
+* ``w[t]`` rows of *type* ``t = (t_1, ..., t_G)``: ``t_k`` blocks in switch ``k``, ``sum_k
+  t_k <= B``.
 
 The rows::
 
@@ -29,23 +31,23 @@ The rows::
     sum_{f, S ∋ c} z[k, f, S] <= A                                (column c on at most A)
     sum_{f, S} y[k, f, S, T] = sum_{P ∋ T} x[k, P]                (every block placed)
     sum_P x[k, P] = rows
-    sum_{|P| >= t} x[0, P] <= sum_{|Q| <= B - t} x[1, Q]          (t = 1 .. B - 1)
+    sum_{t : t_k = p} w[t] = sum_{|P| = p} x[k, P]                (every switch k, count p)
 
-The last rows are Hall's condition for pairing the rows of ``g0`` with those of ``g1`` so
-that every pair has ``|P| + |Q| <= B``: pairing the largest ``|P|`` with the smallest
-``|Q|`` works exactly when, for every ``t``, the rows with at least ``t`` blocks in ``g0``
-are no more than the rows with at most ``B - t`` in ``g1`` (a threshold graph). Rows are
-interchangeable, so the ``x`` need no row identity.
+The last rows count the rows with ``p`` blocks in switch ``k`` twice, by type and by
+partition. Rows are interchangeable within each switch, so the ``x`` and ``w`` need no row
+identity: give each row a type, and in switch ``k`` a partition of ``t_k`` blocks (there are
+as many as rows of such types). With two switches this is Hall's condition for pairing the
+rows of one switch with those of the other so that every pair has ``|P| + |Q| <= B``.
 
 **Every solution is a placement** (:func:`place`): the ``z[k, f, S]`` children of ``f``
 free nodes get the ``y`` blocks dealt, the pairs evenly (at most ``floor(f / 2)`` each, by
 the third row) and the single cells into what is left (the second row), so no child holds
-more than ``f``; the rows are paired by Hall's order, and each block of a row takes a child
-holding such a block (two blocks of a row on one child only lower its count). A column
-touches only the children whose touch set holds it (at most ``A``), a row ``|P| + |Q| <=
-B``. Touch sets of more than two columns are left out: then a child's blocks no longer deal
-evenly by counts alone. The programme is a construction, not a bound: a class it finds
-infeasible may still have placements (with larger touch sets).
+more than ``f``; every row gets a type and, per switch, a partition of that many blocks, and
+each block of a row takes a child holding such a block (two blocks of a row on one child only
+lower its count). A column touches only the children whose touch set holds it (at most
+``A``), a row ``sum_k t_k <= B``. Touch sets of more than two columns are left out: then a
+child's blocks no longer deal evenly by counts alone. The programme is a construction, not
+a bound: a class it finds infeasible may still have placements (with larger touch sets).
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ from topoopt.placement.exact_mip._milp import SparseMilp, Status
 
 Block = frozenset[int]
 Partition = tuple[Block, ...]
+
+MAX_SWITCHES = 4
+"""The most switches a class may span here (its row types multiply with each)."""
+
+MAX_ROW_TYPES = 4096
+"""The most row types (block counts per switch) of one programme."""
 
 MAX_COLUMNS = 8
 """The most columns a switch may hold here (its partitions into pairs and single columns
@@ -145,20 +153,22 @@ def place(
     b: int,
     time_limit: float = math.inf,
 ) -> tuple[Status, np.ndarray | None]:
-    """A placement of ``rows x sum(columns)`` cells, the first ``columns[0]`` columns whole on
-    the children of switch 0 (free nodes ``children[0]``), the others on those of switch 1,
-    with every column on at most ``a`` children and every row on at most ``b`` over both
-    (module docstring). Solved by SCIP: on the benchmark's 32 x 8 classes it decided each
-    pair ``(5, 5)`` in 0.4-0.9 s, HiGHS in 0.2-4 s with two undecided after 10 s.
+    """A placement of ``rows x sum(columns)`` cells, ``columns[k]`` consecutive columns whole
+    on the children of switch ``k`` (free nodes ``children[k]``), with every column on at
+    most ``a`` children and every row on at most ``b`` over all switches (module
+    docstring). Solved by SCIP: on the benchmark's 32 x 8 classes it decided each pair
+    ``(5, 5)`` in 0.4-0.9 s, HiGHS in 0.2-4 s with two undecided after 10 s.
 
     Returns
     -------
     tuple
         ``("feasible", grid)`` with ``grid`` of shape ``(rows, sum(columns), 2)``: per cell
-        its switch (0 or 1) and the index of its child in ``children[switch]``;
-        ``("infeasible", None)`` when no placement of the class (touch sets of at most two
-        columns) exists; ``("unknown", None)`` when undecided within ``time_limit`` seconds
-        or out of reach (not two switches, an empty one, more than ``MAX_COLUMNS``).
+        its switch (an index of ``children``) and the index of its child in
+        ``children[switch]``; ``("infeasible", None)`` when no placement of the class (touch
+        sets of at most two columns) exists; ``("unknown", None)`` when undecided within
+        ``time_limit`` seconds or out of reach (fewer than two switches or more than
+        ``MAX_SWITCHES``, an empty one, more than ``MAX_COLUMNS`` columns in one, more than
+        ``MAX_ROW_TYPES`` row types).
 
     Examples
     --------
@@ -166,40 +176,49 @@ def place(
     >>> status, grid.shape, int(grid[..., 1].max())
     ('feasible', (4, 4, 2), 2)
     """
-    if len(children) != 2 or len(columns) != 2:
+    switches = len(children)
+    if not 2 <= switches == len(columns) <= MAX_SWITCHES:
         return "unknown", None
     if not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS:
         return "unknown", None
     least = [(m + 1) // 2 for m in columns]  # a row's fewest blocks: pairs only
-    if least[0] + least[1] > b:
+    if sum(least) > b:
         return "infeasible", None
+    most = [min(m, b - sum(least) + low) for m, low in zip(columns, least, strict=True)]
+    ranges = [range(low, high + 1) for low, high in zip(least, most, strict=True)]
+    types = [counts for counts in itertools.product(*ranges) if sum(counts) <= b]
+    if len(types) > MAX_ROW_TYPES:
+        return "unknown", None
     milp = SparseMilp()
-    parts = [_switch(milp, children[k], columns[k], rows, a, b - least[1 - k]) for k in (0, 1)]
-    for t in range(1, b):
-        first = {parts[0].x[p]: 1 for p, part in enumerate(parts[0].partitions) if len(part) >= t}
-        second = {
-            parts[1].x[q]: -1 for q, part in enumerate(parts[1].partitions) if len(part) <= b - t
-        }
-        if first:
-            milp.row(first | second, upper=0)
+    parts = [_switch(milp, children[k], columns[k], rows, a, most[k]) for k in range(switches)]
+    w = [milp.var(0, rows, integer=True) for _ in types]
+    for k, part in enumerate(parts):  # the rows' block counts in switch k, counted two ways
+        for count in ranges[k]:
+            typed = {w[i]: 1 for i, counts in enumerate(types) if counts[k] == count}
+            sized = {
+                part.x[p]: -1 for p, blocks in enumerate(part.partitions) if len(blocks) == count
+            }
+            milp.row(typed | sized, 0, 0)
     status, values = milp.solve(time_limit, backend="scip")
     if status != "feasible":
         return status, None
     counts = [round(v) for v in values]
-    return status, _deal(parts, counts, [list(kids) for kids in children], columns, rows)
+    row_types = [t for t, col in zip(types, w, strict=True) for _ in range(counts[col])]
+    return status, _deal(parts, counts, row_types, [list(k) for k in children], columns, rows)
 
 
 def _deal(
     parts: Sequence[_Switch],
     counts: Sequence[int],
+    row_types: Sequence[tuple[int, ...]],
     children: Sequence[Sequence[int]],
     columns: Sequence[int],
     rows: int,
 ) -> np.ndarray:
-    """The placement of a solution's counts (module docstring: every solution is one)."""
+    """The placement of a solution's counts (module docstring: every solution is one); row
+    ``r`` has ``row_types[r][k]`` blocks in switch ``k``."""
     grid = np.zeros((rows, sum(columns), 2), dtype=np.int64)
-    per_row: list[list[Partition]] = []
-    offsets = (0, columns[0])
+    offsets = np.cumsum([0, *columns[:-1]])
     for k, part in enumerate(parts):
         by_free: dict[int, list[int]] = {}
         for j, free in enumerate(children[k]):
@@ -229,12 +248,11 @@ def _deal(
                             left -= take
                             stock.setdefault(single, []).append([kid, take])
             by_free[free] = pool
-        rows_of = [
-            p for p, col in zip(part.partitions, part.x, strict=True) for _ in range(counts[col])
-        ]
-        rows_of.sort(key=len, reverse=(k == 0))  # Hall's order: largest with smallest
-        per_row.append(rows_of)
-        for r, partition in enumerate(rows_of):
+        by_size: dict[int, list[Partition]] = {}
+        for partition, col in zip(part.partitions, part.x, strict=True):
+            by_size.setdefault(len(partition), []).extend([partition] * counts[col])
+        for r, row_type in enumerate(row_types):
+            partition = by_size[row_type[k]].pop()
             for block in partition:
                 entry = stock[block][-1]
                 entry[1] -= 1

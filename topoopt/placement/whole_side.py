@@ -30,9 +30,9 @@ counting bound at level ``l`` does not refute admits every pair (no conditional 
 **Construction** (:func:`realise`). The programme's switches and column counts, each switch's
 sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions with
 ``(A2, b_g)``, the least ``b_g`` each: a row touches ``sum_g b_g`` children, a column at most
-``A2``, and the level-``l`` spreads are ``(1, G)``. At the pair of the bound, with ``G = 2``,
-:func:`realise_paired` also lets the rows share ``B2`` unevenly between the two switches
-(:mod:`topoopt.placement.paired_racks`).
+``A2``, and the level-``l`` spreads are ``(1, G)``. At the pair of the bound,
+:func:`realise_paired` also lets the rows share ``B2`` unevenly between the ``G`` switches
+(:mod:`topoopt.placement.paired_racks`, ``G`` from 2 to 4).
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ from topoopt.placement.exact_mip.targets import (
 from topoopt.placement.instance import Minipod, PlacementInstance
 from topoopt.placement.solution import Placement
 from topoopt.placement.tree import DIGITS, d
+
+MAX_SPLIT_CHOICES = 20_000
+"""The most choices of switches :meth:`WholeSide.splits` enumerates."""
 
 PAIRED_SPLITS = 8
 """The most two-switch splits :func:`realise_paired` tries per pair (measured on the
@@ -211,24 +214,41 @@ class WholeSide:
         at = int(np.searchsorted(column, length * m - 1e-6))
         return float(at) if at < len(column) else math.inf
 
-    def two_switch_splits(
+    def splits(
         self, side: _Side, max_dp_use: int, max_pp_use: int
-    ) -> list[tuple[int, int, int, int]]:
-        """Every ``(g, h, m_g, m_h)``, ``g < h``, whose whole groups the counting per switch
-        admits for the pair (:meth:`admits` restricted to switches ``g`` and ``h``), the
-        most incidences to spare first."""
+    ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Every choice of ``side.switches`` switches ``g_1 < g_2 < ...`` and whole groups
+        ``m_k >= 1`` (summing to the whole side's count) that the counting per switch admits
+        for the pair (:meth:`admits` restricted to those switches), as ``(switches,
+        counts)``, the most incidences to spare first; ``[]`` past ``MAX_SPLIT_CHOICES``
+        choices of switches."""
         whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
         length, count = self._dims(side.swap)
         tabs = self.tables(side.swap)
-        found = []
-        for g, h in itertools.combinations(range(len(tabs)), 2):
-            for m in range(max(1, count - tabs[h][0]), min(tabs[g][0], count - 1) + 1):
-                used = self._incidences(tabs[g][1], m, length, whole)
-                used += self._incidences(tabs[h][1], count - m, length, whole)
-                if used <= length * other + 1e-9:
-                    found.append((length * other - used, g, h, m))
+        budget = length * other + 1e-9
+        if math.comb(len(tabs), side.switches) > MAX_SPLIT_CHOICES:
+            return []
+        cost = [
+            [math.inf] + [self._incidences(table, m, length, whole) for m in range(1, most + 1)]
+            for most, table in tabs
+        ]
+        found: list[tuple[float, tuple[int, ...], tuple[int, ...]]] = []
+
+        def extend(chosen: tuple[int, ...], counts: tuple[int, ...], used: float) -> None:
+            k = len(counts)
+            if k == len(chosen):
+                found.append((budget - used, chosen, counts))
+                return
+            g, rest, later = chosen[k], count - sum(counts), len(chosen) - k - 1
+            low = 1 if later else rest  # the last switch takes what is left
+            for m in range(low, min(rest - later, len(cost[g]) - 1) + 1):
+                if used + cost[g][m] <= budget:
+                    extend(chosen, (*counts, m), used + cost[g][m])
+
+        for chosen in itertools.combinations(range(len(tabs)), side.switches):
+            extend(chosen, (), 0.0)
         found.sort(key=lambda entry: -entry[0])
-        return [(g, h, m, count - m) for _, g, h, m in found]
+        return [(chosen, counts) for _, chosen, counts in found]
 
     def sides(self, upper: float) -> list[_Side] | None:
         """:func:`whole_side_pairs` of the switches of level ``l`` (their children's free
@@ -302,7 +322,7 @@ def conditional_floor(
             grid = realise(whole, side, split, a, b, seconds)
             if grid is not None:
                 return Floor(bound, grid, pair.score)
-            if side.switches == 2 and round(pair.score, DIGITS) == round(bound, DIGITS):
+            if side.switches >= 2 and round(pair.score, DIGITS) == round(bound, DIGITS):
                 paired.append((side, a, b))
     if paired and bound is not None:
         grid = realise_paired(whole, paired, seconds)
@@ -362,41 +382,41 @@ def realise_paired(
     seconds: Callable[[], float] = lambda: math.inf,
 ) -> Grid | None:
     """A placement with level-``l + 1`` spreads at most ``(a, b)`` for one of the
-    ``targets`` ``(side, a, b)`` whose whole side lies in two switches, by the rack patterns
-    of :func:`~topoopt.placement.paired_racks.place` (rows may share ``b`` unevenly between
-    the two switches, which :func:`realise` never does), over the two-switch splits the
-    counting admits (:meth:`WholeSide.two_switch_splits`, at most ``PAIRED_SPLITS`` per
-    target). Each programme first gets ``PAIRED_QUICK`` seconds, then those left undecided
-    ``PAIRED_SECONDS``, all within ``PAIRED_SHARE`` of the time left; ``None`` when none is
-    realised. :func:`conditional_floor` calls it with the pairs of its bound, where a
-    placement proves the class optimal (above it the other constructions compete, and on
-    the 256-node 16 x 16 jobs its programmes took 2 s each there for nothing)."""
+    ``targets`` ``(side, a, b)``, by the rack patterns of
+    :func:`~topoopt.placement.paired_racks.place` (rows may share ``b`` unevenly between
+    the switches, which :func:`realise` never does), over the splits the counting admits
+    (:meth:`WholeSide.splits`, at most ``PAIRED_SPLITS`` per target). Each programme first
+    gets ``PAIRED_QUICK`` seconds, then those left undecided ``PAIRED_SECONDS``, all within
+    ``PAIRED_SHARE`` of the time left; ``None`` when none is realised.
+    :func:`conditional_floor` calls it with the pairs of its bound, where a placement
+    proves the class optimal (above it the other constructions compete, and on the 256-node
+    16 x 16 jobs its programmes took 2 s each there for nothing)."""
     from topoopt.placement.paired_racks import place
 
     stop = time.perf_counter() + PAIRED_SHARE * seconds()
     classes = [
         (side, a, b, split)
         for side, a, b in targets
-        for split in whole.two_switch_splits(side, a, b)[:PAIRED_SPLITS]
+        for split in whole.splits(side, a, b)[:PAIRED_SPLITS]
     ]
     # the fewest children per row first: their rows have the fewest partitions (the
     # smallest programmes, decided fastest)
     classes.sort(key=lambda entry: entry[1] if entry[0].swap else entry[2])
     for limit in (PAIRED_QUICK, PAIRED_SECONDS):
         undecided = []
-        for side, a, b, (g, h, m_g, m_h) in classes:
+        for side, a, b, (switches, counts) in classes:
             left = min(seconds(), stop - time.perf_counter(), limit)
             if left <= 0:
                 return None
             length, _ = whole._dims(side.swap)
             w_target, o_target = (b, a) if side.swap else (a, b)
-            kids = [whole.children[g], whole.children[h]]
-            status, found = place(kids, (m_g, m_h), length, w_target, o_target, left)
+            kids = [whole.children[g] for g in switches]
+            status, found = place(kids, counts, length, w_target, o_target, left)
             if found is not None:
-                found[..., 0] = np.where(found[..., 0] == 0, g, h)
+                found[..., 0] = np.asarray(switches)[found[..., 0]]
                 return found.transpose(1, 0, 2) if side.swap else found
             if status == "unknown":
-                undecided.append((side, a, b, (g, h, m_g, m_h)))
+                undecided.append((side, a, b, (switches, counts)))
         classes = undecided
     return None
 
