@@ -48,8 +48,21 @@ from topoopt.topology import load_topology
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
-SHAPES = [(8, 8), (32, 8), (16, 16), (128, 8), (64, 16), (512, 8)]
-"""Jobs (rows x cols, tp = 8: one node per cell): 64, 256, 256, 1,024, 1,024, 4,096 nodes."""
+SHAPES = [
+    (8, 8),
+    (16, 8),
+    (32, 8),
+    (16, 16),
+    (64, 4),
+    (40, 8),
+    (48, 8),
+    (24, 16),
+    (128, 8),
+    (64, 16),
+    (512, 8),
+]
+"""Jobs (rows x cols, tp = 8: one node per cell): 64, 128, 256, 256, 256, 320, 384, 384,
+1,024, 1,024, 4,096 nodes."""
 GROWTH = [(8, 8), (128, 8)]
 """Jobs of the ``growth`` part: 64 and 1,024 nodes."""
 PLACERS = [
