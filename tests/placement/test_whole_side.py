@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -14,7 +15,7 @@ import topoopt
 from topoopt.core.status import SolutionStatus
 from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import tree_instance
-from topoopt.placement.whole_side import WholeSide, conditional_floor
+from topoopt.placement.whole_side import WholeSide, _Side, conditional_floor
 
 from .strategies import arnold_d, group_and_rack_spreads, racks_by_group
 
@@ -99,3 +100,43 @@ def test_two_groups_columns_whole_realises_the_bound() -> None:
     whole = WholeSide([[3, 2], [3, 1]], 3, 2, 0.5)
     floor = conditional_floor(whole, 1.0, 0.0, math.inf)
     assert floor is not None and floor.bound == 1.0 and floor.score == 1.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    children=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=3), min_size=2, max_size=5),
+    rows=st.integers(1, 4),
+    cols=st.integers(2, 5),
+    switches=st.integers(2, 3),
+    swap=st.booleans(),
+    a=st.integers(1, 4),
+    b=st.integers(1, 6),
+)
+def test_splits_are_every_admitted_choice_of_switches_and_counts(
+    children: list[list[int]], rows: int, cols: int, switches: int, swap: bool, a: int, b: int
+) -> None:
+    """:meth:`WholeSide.splits` lists exactly the choices of switches and whole-group counts
+    (at least one each, at most what a switch holds) whose counted incidences fit the other
+    side's target, most to spare first (brute force over every choice)."""
+    whole = WholeSide(children, rows, cols, 0.5)
+    side = _Side(switches, swap)
+    w, o = (b, a) if swap else (a, b)
+    length, count = (cols, rows) if swap else (rows, cols)
+    tabs = whole.tables(swap)
+    expected = {}
+    for chosen in itertools.combinations(range(len(children)), switches):
+        for counts in itertools.product(range(1, count + 1), repeat=switches):
+            if sum(counts) != count or any(
+                m > tabs[g][0] for g, m in zip(chosen, counts, strict=True)
+            ):
+                continue
+            used = sum(
+                WholeSide._incidences(tabs[g][1], m, length, w)
+                for g, m in zip(chosen, counts, strict=True)
+            )
+            if used <= length * o + 1e-9:
+                expected[chosen, counts] = length * o - used
+    found = whole.splits(side, a, b)
+    assert set(found) == set(expected) and len(found) == len(expected)
+    spare = [expected[entry] for entry in found]
+    assert spare == sorted(spare, reverse=True)
