@@ -59,8 +59,8 @@ MAX_SPLIT_CHOICES = 20_000
 """The most choices of switches :meth:`WholeSide.splits` enumerates."""
 
 PAIRED_SPLITS = 8
-"""The most two-switch splits :func:`realise_paired` tries per pair (measured on the
-benchmark's 32 x 8 jobs: at most 4 admitted per pod, the first realised in every pod that
+"""The most splits :func:`realise_paired` tries per pair (measured on the benchmark's 32 x 8
+jobs: at most 4 two-switch splits admitted per pod, the first realised in every pod that
 admits any)."""
 
 PAIRED_QUICK = 0.25

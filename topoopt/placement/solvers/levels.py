@@ -883,7 +883,7 @@ class _Planner:
         kids: list[int],
         single: _Single,
         scores: tuple[float, ...],
-        incumbent: _Candidate | None = None,
+        incumbent: _Candidate | None,
     ) -> tuple[float, tuple[np.ndarray, tuple[float, ...]] | None]:
         """For ``lex``, the bound of level ``level + 1`` among the placements whose split
         ``level`` scores its proven optimum, where one side stays whole in the split's
