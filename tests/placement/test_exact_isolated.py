@@ -24,6 +24,7 @@ def test_child_process_answer_equals_the_oracle(monkeypatch, free, rows, cols):
     monkeypatch.setattr(mip, "ISOLATE_ASSIGNMENTS", 0)
     monkeypatch.setattr(mip, "decide_narrow", lambda *args: None)
     monkeypatch.setattr(Constructions, "guillotine", lambda *args: None)
+    monkeypatch.setattr(mip, "realise_bands", lambda *args: None)
     monkeypatch.setattr(Sides, "construct", lambda *args: None)
     inst = PlacementInstance("iso", list(free), dp=rows, tp=8, pp=cols, alpha=0.4)
     oracle = topoopt.solve(inst, "placement/enumerate")

@@ -86,6 +86,7 @@ def test_decomposition_deciding_by_group_types_equals_the_oracle(instance):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Constructions, "block_design", lambda *args, **kwargs: None)
         patch.setattr(Constructions, "guillotine", lambda *args, **kwargs: None)
+        patch.setattr(mip, "realise_bands", lambda *args, **kwargs: None)
         patch.setattr(Sides, "construct", lambda *args, **kwargs: None)
         patch.setattr(mip, "decide_narrow", lambda inst, a, b, *rest: typed.decide(inst, a, b))
         result = topoopt.solve(instance, "placement/exact-mip")

@@ -520,11 +520,13 @@ class _Planner:
         stop_at: float | None = None,
         quick: bool = False,
         unit: _Unit | None = None,
+        bound_only: bool = False,
     ) -> _Single:
         """``placement/exact-mip`` on switches of free nodes ``caps`` (cached by ``caps``),
         stopped once its walk over target pairs reaches ``stop_at``; ``quick`` gives it at
-        most :data:`QUICK_S`. With a ``unit`` the job is the coarse one of its slices
-        (:class:`_Units`) and ``caps`` count whole slices."""
+        most :data:`QUICK_S`, ``bound_only`` skips its constructions (the placement is not
+        wanted). With a ``unit`` the job is the coarse one of its slices (:class:`_Units`)
+        and ``caps`` count whole slices."""
         key = (0 if unit is None else unit.size, *caps)
         cached = self.singles.get(key)
         if cached is not None and (
@@ -562,6 +564,7 @@ class _Planner:
             threads=ctx.threads,
             backend_options=ctx.backend_options,
             stop_at=stop_at,
+            bound_only=bound_only,
         )
         stopped = result.termination is TerminationReason.OBJECTIVE_LIMIT
         if result.solution is None:  # no time even for a construction: fill in order
@@ -864,9 +867,10 @@ class _Planner:
                             for c in current
                             if self.room[lv][c] >= here.size
                         )
-                        bound = max(bound, self.single(in_units, unit=here).bound)
+                        in_units_bound = self.single(in_units, unit=here, bound_only=True).bound
+                        bound = max(bound, in_units_bound)
                     else:
-                        bound = max(bound, self.single(below).bound)
+                        bound = max(bound, self.single(below, bound_only=True).bound)
                 # for lex a level left unproven leaves the levels below unprovable
                 proving = self.inst.objective.mode == "weighted" or round(bound, DIGITS) >= round(
                     scores[lv], DIGITS

@@ -33,6 +33,7 @@ from topoopt.core.formulation import MipSolver
 from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import TerminationReason
+from topoopt.placement.exact_mip.bands import realise as realise_bands
 from topoopt.placement.exact_mip.narrow import decide as decide_narrow
 from topoopt.placement.exact_mip.sides import Sides
 from topoopt.placement.exact_mip.targets import (
@@ -186,7 +187,10 @@ class ExactMipSolver(MipSolver):
     Option ``stop_at``: stop the walk at the first pair scoring at least this much (the
     optimum is then proven to be at least that score, the result is the constructive
     placement with termination ``objective_limit``); ``placement/levels`` uses it to cut
-    subtrees that cannot beat its incumbent.
+    subtrees that cannot beat its incumbent. Option ``bound_only``: only the bound is
+    wanted, so the constructions that can only realise a pair the exact tests leave open
+    (guillotine cuts, bands, the one-sided packing) are skipped, and so is the look-ahead
+    for the incumbent; the bound is the same (the walk stops at that pair either way).
 
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
     pairs with ``A = 1`` or ``B = 1`` are decided in closed form, others are first refuted by
@@ -220,13 +224,16 @@ class ExactMipSolver(MipSolver):
         *,
         method: str = "decompose",
         stop_at: float | None = None,
+        bound_only: bool = False,
     ) -> Attempt:
         if stop_at is not None and (
             isinstance(stop_at, bool) or not isinstance(stop_at, (int, float))
         ):
             raise InvalidOptionError(f"stop_at: must be a number, got {stop_at!r}")
+        if not isinstance(bound_only, bool):
+            raise InvalidOptionError(f"bound_only: must be true or false, got {bound_only!r}")
         if method == "decompose":
-            return self._decompose(instance, ctx, stop_at)
+            return self._decompose(instance, ctx, stop_at, bound_only)
         if method == "monolithic":
             skip = self._cannot_build(instance, ctx)
             if skip is not None:
@@ -320,7 +327,11 @@ class ExactMipSolver(MipSolver):
         return found, TerminationReason(termination), spent
 
     def _decompose(
-        self, instance: PlacementInstance, ctx: SolveContext, stop_at: float | None = None
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        stop_at: float | None = None,
+        bound_only: bool = False,
     ) -> Attempt:
         walk = ctx  # the walk over pairs stops early enough to leave the look-ahead its share
         if ctx.time_limit is not None:
@@ -336,6 +347,7 @@ class ExactMipSolver(MipSolver):
             "counting bound": 0,
             "block design": 0,
             "guillotine": 0,
+            "bands": 0,
             "one side": 0,
             "narrow test": 0,
             "group types": 0,
@@ -348,7 +360,7 @@ class ExactMipSolver(MipSolver):
             counting.expired, sides.seconds = deadline(ctx, instance), late_seconds
             look_ahead = (  # without a time limit it would have no bound on its time
                 None
-                if ctx.time_limit is None
+                if ctx.time_limit is None or bound_only
                 else _look_ahead(instance, counting, sides, late_stop, late_seconds)
             )
             return Attempt(
@@ -366,17 +378,13 @@ class ExactMipSolver(MipSolver):
         def after_counting(a: int, b: int) -> tuple[str, Placement | Literal[False] | None]:
             """The constructions and exact tests of a pair the counting bound admits, cheapest
             first: what decided it ("" when none did, "time limit" when the walk must stop)
-            and the outcome (a placement, ``False`` for infeasible, ``None``)."""
-            found = build.guillotine(a, b, out_of_time)
-            if build.interrupted:
-                return "time limit", None
-            if found is not None:
-                return "guillotine", found
-            if out_of_time():
-                return "time limit", None
-            found = sides.construct(a, b)
-            if found is not None:
-                return "one side", found
+            and the outcome (a placement, ``False`` for infeasible, ``None``). With
+            ``bound_only`` the constructions are skipped: the pair's score is the bound
+            whether they realise it or not."""
+            if not bound_only:
+                found = construct(a, b)
+                if found[0]:
+                    return found
             narrow = decide_narrow(instance, a, b, narrow_stop, narrow_seconds)
             if narrow is not None:
                 return "narrow test", narrow
@@ -386,6 +394,27 @@ class ExactMipSolver(MipSolver):
                 typed = decide_typed(instance, a, b, narrow_seconds())
                 if typed is not None:
                     return "group types", typed
+            return ("time limit" if out_of_time() else ""), None
+
+        def construct(a: int, b: int) -> tuple[str, Placement | None]:
+            """The constructions of a pair, cheapest first: what realised it ("" when none
+            did, "time limit" when the walk must stop) and the placement."""
+            found = build.guillotine(a, b, out_of_time)
+            if build.interrupted:
+                return "time limit", None
+            if found is not None:
+                return "guillotine", found
+            if out_of_time():
+                return "time limit", None
+            caps, rows, cols = instance.capacities, instance.rows, instance.cols
+            cut = realise_bands(caps, rows, cols, a, b, narrow_seconds())
+            if cut is not None:
+                return "bands", Placement.from_rows(cut)
+            if out_of_time():
+                return "time limit", None
+            found = sides.construct(a, b)
+            if found is not None:
+                return "one side", found
             return ("time limit" if out_of_time() else ""), None
 
         for pair in iter_target_pairs(instance):
