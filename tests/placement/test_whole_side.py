@@ -140,3 +140,5 @@ def test_splits_are_every_admitted_choice_of_switches_and_counts(
     assert set(found) == set(expected) and len(found) == len(expected)
     spare = [expected[entry] for entry in found]
     assert spare == sorted(spare, reverse=True)
+    for most in (1, 2, 5):  # the branch and bound keeps the first `most` of the same order
+        assert whole.splits(side, a, b, most) == found[:most]

@@ -37,6 +37,7 @@ sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import time
@@ -57,6 +58,10 @@ from topoopt.placement.tree import DIGITS, d
 
 MAX_SPLIT_CHOICES = 20_000
 """The most choices of switches :meth:`WholeSide.splits` enumerates."""
+
+CHOICE_CHUNK = 1024
+"""Choices of switches :meth:`WholeSide.splits` convolves at once (memory: ``CHOICE_CHUNK
+(count + 1)^2`` floats)."""
 
 PAIRED_SPLITS = 8
 """The most splits :func:`realise_paired` tries per pair (measured on the benchmark's 32 x 8
@@ -215,13 +220,17 @@ class WholeSide:
         return float(at) if at < len(column) else math.inf
 
     def splits(
-        self, side: _Side, max_dp_use: int, max_pp_use: int
+        self, side: _Side, max_dp_use: int, max_pp_use: int, most: int | None = None
     ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """Every choice of ``side.switches`` switches ``g_1 < g_2 < ...`` and whole groups
         ``m_k >= 1`` (summing to the whole side's count) that the counting per switch admits
         for the pair (:meth:`admits` restricted to those switches), as ``(switches,
-        counts)``, the most incidences to spare first; ``[]`` past ``MAX_SPLIT_CHOICES``
-        choices of switches."""
+        counts)``, the most incidences to spare first (ties in the order of the switches,
+        then the counts); only the first ``most`` of them when given (found by branch and
+        bound: a partial choice is dropped when even the least incidences of the groups left
+        on its other switches, :func:`_least_after`, leave less to spare than the
+        ``most``-th best so far); ``[]`` past
+        ``MAX_SPLIT_CHOICES`` choices of switches."""
         whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
         length, count = self._dims(side.swap)
         tabs = self.tables(side.swap)
@@ -229,26 +238,52 @@ class WholeSide:
         if math.comb(len(tabs), side.switches) > MAX_SPLIT_CHOICES:
             return []
         cost = [
-            [math.inf] + [self._incidences(table, m, length, whole) for m in range(1, most + 1)]
-            for most, table in tabs
+            [math.inf] + [self._incidences(table, m, length, whole) for m in range(1, held + 1)]
+            for held, table in tabs
         ]
+        best: list[float] = []  # a min-heap of the `most` largest spares found
         found: list[tuple[float, tuple[int, ...], tuple[int, ...]]] = []
 
-        def extend(chosen: tuple[int, ...], counts: tuple[int, ...], used: float) -> None:
+        def cut() -> float:
+            """The spare below which nothing more is kept."""
+            return best[0] if most is not None and len(best) >= most else -math.inf
+
+        def extend(
+            chosen: tuple[int, ...],
+            least: list[np.ndarray],
+            counts: tuple[int, ...],
+            used: float,
+        ) -> None:
             k = len(counts)
             if k == len(chosen):
-                found.append((budget - used, chosen, counts))
+                spare = budget - used
+                found.append((spare, chosen, counts))
+                if most is not None:
+                    heapq.heappush(best, spare)
+                    if len(best) > most:
+                        heapq.heappop(best)
                 return
             g, rest, later = chosen[k], count - sum(counts), len(chosen) - k - 1
             low = 1 if later else rest  # the last switch takes what is left
             for m in range(low, min(rest - later, len(cost[g]) - 1) + 1):
-                if used + cost[g][m] <= budget:
-                    extend(chosen, (*counts, m), used + cost[g][m])
+                spent = used + cost[g][m]
+                if spent <= budget and budget - spent - least[k + 1][rest - m] >= cut():
+                    extend(chosen, least, (*counts, m), spent)
 
-        for chosen in itertools.combinations(range(len(tabs)), side.switches):
-            extend(chosen, (), 0.0)
-        found.sort(key=lambda entry: -entry[0])
-        return [(chosen, counts) for _, chosen, counts in found]
+        choices = np.array(
+            list(itertools.combinations(range(len(tabs)), side.switches)), dtype=np.int64
+        ).reshape(-1, side.switches)
+        table = np.full((len(tabs), count + 1), math.inf)
+        for g, c in enumerate(cost):
+            table[g, : min(len(c), count + 1)] = c[: count + 1]
+        least = _least_after(choices, table)
+        for i in np.argsort(least[0][:, count], kind="stable"):
+            if budget - least[0][i, count] < cut():
+                break  # the choices after cost at least as much
+            chosen = tuple(int(g) for g in choices[i])
+            extend(chosen, [after[i] for after in least], (), 0.0)
+        found.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+        return [(chosen, counts) for _, chosen, counts in found[:most]]
 
     def sides(self, upper: float) -> list[_Side] | None:
         """:func:`whole_side_pairs` of the switches of level ``l`` (their children's free
@@ -264,6 +299,27 @@ class WholeSide:
         total, split = self.least(side.swap, whole, side.switches)
         # the other side's groups: `length` of them, each touching at most `other` children
         return total <= length * other + 1e-9, split
+
+
+def _least_after(choices: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
+    """``least[k][i, r]``: the fewest incidences of ``r`` whole groups over the switches
+    ``choices[i, k:]``, at least one group each (``cost[g, m]`` for ``m`` groups in switch
+    ``g``, ``cost[g, 0] = inf``; ``inf`` where impossible): a min-plus convolution per
+    switch, last first, for every choice at once (in chunks of ``CHOICE_CHUNK``)."""
+    count = cost.shape[1] - 1
+    gaps = np.arange(count + 1)[:, None] - np.arange(count + 1)[None, :]  # r - m
+    valid, gather = gaps >= 0, np.clip(gaps, 0, count)
+    tail = np.full((len(choices), count + 1), math.inf)
+    tail[:, 0] = 0.0
+    least = [tail]
+    for k in range(choices.shape[1] - 1, -1, -1):
+        step = np.empty_like(tail)
+        for lo in range(0, len(choices), CHOICE_CHUNK):
+            part = slice(lo, lo + CHOICE_CHUNK)
+            after = np.where(valid, least[0][part][:, gather], math.inf)
+            step[part] = (after + cost[choices[part, k]][:, None, :]).min(axis=2)
+        least.insert(0, step)
+    return least
 
 
 @dataclass(frozen=True)
@@ -397,7 +453,7 @@ def realise_paired(
     classes = [
         (side, a, b, split)
         for side, a, b in targets
-        for split in whole.splits(side, a, b)[:PAIRED_SPLITS]
+        for split in whole.splits(side, a, b, PAIRED_SPLITS)
     ]
     # the fewest children per row first: their rows have the fewest partitions (the
     # smallest programmes, decided fastest)

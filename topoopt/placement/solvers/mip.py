@@ -188,9 +188,9 @@ class ExactMipSolver(MipSolver):
     optimum is then proven to be at least that score, the result is the constructive
     placement with termination ``objective_limit``); ``placement/levels`` uses it to cut
     subtrees that cannot beat its incumbent. Option ``bound_only``: only the bound is
-    wanted, so the constructions that can only realise a pair the exact tests leave open
-    (guillotine cuts, bands, the one-sided packing) are skipped, and so is the look-ahead
-    for the incumbent; the bound is the same (the walk stops at that pair either way).
+    wanted, so the slower constructions that can only realise a pair the exact tests leave
+    open (bands, the one-sided packing) are skipped, and so is the look-ahead for the
+    incumbent; the bound is the same (the walk stops at that pair either way).
 
     ``method="decompose"`` (default) walks the target spreads ``(A, B)`` in order of score:
     pairs with ``A = 1`` or ``B = 1`` are decided in closed form, others are first refuted by
@@ -379,12 +379,13 @@ class ExactMipSolver(MipSolver):
             """The constructions and exact tests of a pair the counting bound admits, cheapest
             first: what decided it ("" when none did, "time limit" when the walk must stop)
             and the outcome (a placement, ``False`` for infeasible, ``None``). With
-            ``bound_only`` the constructions are skipped: the pair's score is the bound
-            whether they realise it or not."""
-            if not bound_only:
-                found = construct(a, b)
-                if found[0]:
-                    return found
+            ``bound_only`` only the greedy guillotine cut is tried of the constructions (it
+            takes milliseconds and ends the walk when it realises the pair; the others may
+            take seconds, and the pair's score is the bound whether they realise it or
+            not)."""
+            found = construct(a, b)
+            if found[0]:
+                return found
             narrow = decide_narrow(instance, a, b, narrow_stop, narrow_seconds)
             if narrow is not None:
                 return "narrow test", narrow
@@ -404,8 +405,8 @@ class ExactMipSolver(MipSolver):
                 return "time limit", None
             if found is not None:
                 return "guillotine", found
-            if out_of_time():
-                return "time limit", None
+            if out_of_time() or bound_only:
+                return ("time limit" if out_of_time() else ""), None
             caps, rows, cols = instance.capacities, instance.rows, instance.cols
             cut = realise_bands(caps, rows, cols, a, b, narrow_seconds())
             if cut is not None:
