@@ -87,13 +87,6 @@ QUICK_S = 0.05
 """Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
 hold the job (see :meth:`_Planner.plan`)."""
 
-SECOND_S = 0.5
-"""Time of such a call in the walk's second pass; the third has no cap of its own (so that
-one hard class does not take the time of an easier one after it)."""
-
-PASSES = (QUICK_S, SECOND_S, None)
-"""The caps of the walk's passes over the switches that hold the job."""
-
 WITHIN_SUBSETS = 32
 """The floor within the few switches of a split with one side whole
 (:meth:`_Planner.within`) is the least over every subset of that many switches when there
@@ -425,7 +418,6 @@ class _Single:
     bound: float
     proven: bool
     stopped: bool = False
-    cap: float | None = None  # the seconds it was given at most (None: the walk's share)
 
 
 @dataclass(frozen=True)
@@ -526,13 +518,13 @@ class _Planner:
         self,
         caps: tuple[int, ...],
         stop_at: float | None = None,
-        cap: float | None = None,
+        quick: bool = False,
         unit: _Unit | None = None,
         bound_only: bool = False,
     ) -> _Single:
         """``placement/exact-mip`` on switches of free nodes ``caps`` (cached by ``caps``),
-        stopped once its walk over target pairs reaches ``stop_at``; ``cap`` gives it at
-        most that many seconds, ``bound_only`` skips its constructions (the placement is not
+        stopped once its walk over target pairs reaches ``stop_at``; ``quick`` gives it at
+        most :data:`QUICK_S`, ``bound_only`` skips its constructions (the placement is not
         wanted). With a ``unit`` the job is the coarse one of its slices (:class:`_Units`)
         and ``caps`` count whole slices."""
         key = (0 if unit is None else unit.size, *caps)
@@ -540,7 +532,7 @@ class _Planner:
         if cached is not None and (
             cached.proven
             or (cached.stopped and stop_at is not None and stop_at <= cached.bound)
-            or (cap is not None and not cached.stopped and (cached.cap or math.inf) >= cap)
+            or (quick and not cached.stopped)
         ):
             return cached
         from topoopt.placement.solvers.mip import ExactMipSolver
@@ -561,8 +553,8 @@ class _Planner:
         limit = None
         if ctx.time_limit is not None:
             limit = max(ctx.time_left() * SINGLE_SHARE, 1e-3)
-        if cap is not None:
-            limit = cap if limit is None else min(limit, cap)
+        if quick:
+            limit = QUICK_S if limit is None else min(limit, QUICK_S)
         self.calls += 1
         result = ExactMipSolver().solve(
             level,
@@ -578,7 +570,7 @@ class _Planner:
         if result.solution is None:  # no time even for a construction: fill in order
             self.expired = True
             matrix = np.asarray(_fill(caps, rows, cols))
-            single = _Single(matrix, math.inf, 0.0, False, cap=cap)
+            single = _Single(matrix, math.inf, 0.0, False)
         else:
             proven = result.status is SolutionStatus.OPTIMAL
             self.expired |= result.termination is TerminationReason.TIME_LIMIT
@@ -589,7 +581,6 @@ class _Planner:
                 float(bound),
                 proven,
                 stopped,
-                cap,
             )
         self.singles[key] = single
         return single
@@ -631,7 +622,7 @@ class _Planner:
     def run(self) -> _Candidate:
         """The best placement of the walk from the top."""
         top = [s for s in range(len(self.tree.capacity[0])) if self.tree.capacity[0][s] > 0]
-        return self.plan(0, top, None, None)
+        return self.plan(0, top, None, quick=False)
 
     def _cut(self, bounds: tuple[float, ...], leaves: np.ndarray) -> _Candidate:
         """A class of placements left out: no placement of it beats the incumbent."""
@@ -643,17 +634,16 @@ class _Planner:
         return incumbent is None or self.key(bounds) < self.key(incumbent.scores)
 
     def plan(
-        self, level: int, kids: list[int], incumbent: _Candidate | None, cap: float | None
+        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool
     ) -> _Candidate:
         """The best placement of the whole job on the switches ``kids`` of ``level`` (the
         children of one switch, or the top level), or a cut class when none beats
         ``incumbent``: in one of them when it fits, else spanning them.
 
-        Where several switches hold the job, the passes of :data:`PASSES` go over them in
-        turn: the first gives each single-level solve :data:`QUICK_S`, so that an incumbent
-        comes early, the next ones solve again, with more time, the classes left unproven
-        whose bounds still beat the best placement. With a ``cap`` only that pass is made
-        (the walk below a class of an outer pass).
+        Where several switches hold the job, a first pass gives each single-level solve
+        :data:`QUICK_S` (``quick``), so that an incumbent comes early; unless ``quick``, a
+        second pass solves again, without that limit, the classes left unproven whose
+        bounds still beat the best placement.
         """
         caps = self.room[level]
         fits = sorted((k for k in kids if caps[k] >= self.n), key=lambda k: (caps[k], k))
@@ -677,7 +667,7 @@ class _Planner:
             cheap = [self._cheap_vector(level + 1, b) for b in below]
             order = sorted(range(len(fits)), key=lambda i: (self.key(cheap[i]), i))
             found_by: dict[int, _Candidate] = {}
-            for rush in PASSES if cap is None else (cap,):
+            for rush in (True, False) if not quick else (True,):
                 for i in order:
                     known = found_by.get(i)
                     if known is not None and (
@@ -705,7 +695,7 @@ class _Planner:
         if not pinned and (not fits or self.split_too):
             cheap_split = self._split_cheap(level, kids)
             if best is None or (self.beats(cheap_split, best) and not self.out_of_time()):
-                found = self.split(level, kids, best, cap)
+                found = self.split(level, kids, best, quick)
                 options.append(found)
             else:
                 self.expired |= self.beats(cheap_split, best)
@@ -829,14 +819,14 @@ class _Planner:
         return incumbent.scores[level] + 1e-9
 
     def split(
-        self, level: int, kids: list[int], incumbent: _Candidate | None, cap: float | None = None
+        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool = False
     ) -> _Candidate:
         """The job spanning the switches ``kids`` of ``level``: exact there, then down (or a
         cut class when ``placement/exact-mip`` proves that level worse than ``incumbent``)."""
         unit = self.unit_at(level)
         divisor = 1 if unit is None else unit.size
         caps = tuple(int(self.room[level][k]) // divisor for k in kids)
-        single = self.single(caps, self._stop_at(level, incumbent), cap, unit)
+        single = self.single(caps, self._stop_at(level, incumbent), quick, unit)
         if single.stopped:
             cheap = list(self._split_cheap(level, kids))
             cheap[level] = max(cheap[level], single.bound)
