@@ -229,8 +229,7 @@ class WholeSide:
         then the counts); only the first ``most`` of them when given (found by branch and
         bound: a partial choice is dropped when even the least incidences of the groups left
         on its other switches, :func:`_least_after`, leave less to spare than the
-        ``most``-th best so far); ``[]`` past
-        ``MAX_SPLIT_CHOICES`` choices of switches."""
+        ``most``-th best so far); ``[]`` past ``MAX_SPLIT_CHOICES`` choices of switches."""
         whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
         length, count = self._dims(side.swap)
         tabs = self.tables(side.swap)

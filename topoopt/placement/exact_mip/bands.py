@@ -41,6 +41,10 @@ MAX_MINIPODS_PER_STRIP = 2
 """Only the ``G' * S * MAX_MINIPODS_PER_STRIP`` largest minipods take part (the programme
 grows with the minipods; a cut uses at most ``G' * S``)."""
 
+BANDS_SECONDS = 0.5
+"""The most one programme of :func:`realise` may take (a cut it finds took 0.02-0.3 s on
+the benchmark's groups of 16 racks; refuting one takes seconds and proves nothing)."""
+
 
 def cut(
     caps: Sequence[int], length: int, width: int, groups: int, strips: int, time_limit: float
@@ -98,11 +102,6 @@ def cut(
         assert len(line) == width
         matrix.extend([list(line) for _ in range(size)])
     return matrix
-
-
-BANDS_SECONDS = 0.5
-"""The most one programme of :func:`realise` may take (a cut it finds took 0.02-0.3 s on
-the benchmark's groups of 16 racks; refuting one takes seconds and proves nothing)."""
 
 
 def realise(

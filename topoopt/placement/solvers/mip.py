@@ -379,10 +379,10 @@ class ExactMipSolver(MipSolver):
             """The constructions and exact tests of a pair the counting bound admits, cheapest
             first: what decided it ("" when none did, "time limit" when the walk must stop)
             and the outcome (a placement, ``False`` for infeasible, ``None``). With
-            ``bound_only`` only the greedy guillotine cut is tried of the constructions (it
-            takes milliseconds and ends the walk when it realises the pair; the others may
-            take seconds, and the pair's score is the bound whether they realise it or
-            not)."""
+            ``bound_only`` the only construction tried is the greedy guillotine cut: it
+            takes milliseconds and ends the walk when it realises the pair, while the others
+            may take seconds, and the pair's score is the bound whether they realise it or
+            not."""
             found = construct(a, b)
             if found[0]:
                 return found
