@@ -63,6 +63,9 @@ CHOICE_CHUNK = 1024
 """Choices of switches :meth:`WholeSide.splits` convolves at once (memory: ``CHOICE_CHUNK
 (count + 1)^2`` floats)."""
 
+MORE_SPLITS = 4
+"""The splits :func:`realise_splits` tries per pair."""
+
 PAIRED_SPLITS = 8
 """The most splits :func:`realise_paired` tries per pair (measured on the benchmark's 32 x 8
 jobs: at most 4 two-switch splits admitted per pod, the first realised in every pod that
@@ -354,14 +357,14 @@ def conditional_floor(
     n_children = sum(len(kids) for kids in whole.children)
     fake = _level([whole.rows * whole.cols] * n_children, whole.rows, whole.cols, whole.alpha)
     bound = None
-    paired: list[tuple[_Side, int, int]] = []  # the bound's pairs left to realise_paired
+    paired: list[tuple[_Side, int, int]] = []  # the bound's pairs left to _realise_at_bound
     for pair in iter_target_pairs(fake):
         if round(pair.score, DIGITS) < round(start, DIGITS):
             continue
         if round(pair.score, DIGITS) >= round(below, DIGITS):
             break
         if paired and bound is not None and round(pair.score, DIGITS) > round(bound, DIGITS):
-            grid = realise_paired(whole, paired, seconds)
+            grid = _realise_at_bound(whole, paired, seconds)
             if grid is not None:
                 return Floor(bound, grid, bound)
             paired = []
@@ -380,10 +383,21 @@ def conditional_floor(
             if side.switches >= 2 and round(pair.score, DIGITS) == round(bound, DIGITS):
                 paired.append((side, a, b))
     if paired and bound is not None:
-        grid = realise_paired(whole, paired, seconds)
+        grid = _realise_at_bound(whole, paired, seconds)
         if grid is not None:
             return Floor(bound, grid, bound)
     return Floor(below if bound is None else bound, None, math.inf)
+
+
+def _realise_at_bound(
+    whole: WholeSide,
+    targets: Sequence[tuple[_Side, int, int]],
+    seconds: Callable[[], float],
+) -> Grid | None:
+    """The bound's pairs by more splits (:func:`realise_splits`), then by the rack patterns
+    whose rows need not share the other side's target evenly (:func:`realise_paired`)."""
+    grid = realise_splits(whole, targets, seconds)
+    return grid if grid is not None else realise_paired(whole, targets, seconds)
 
 
 def realise(
@@ -429,6 +443,30 @@ def realise(
         grid[:, at : at + width, 1] = matrix
         at += width
     return grid.transpose(1, 0, 2) if side.swap else grid
+
+
+def realise_splits(
+    whole: WholeSide,
+    targets: Sequence[tuple[_Side, int, int]],
+    seconds: Callable[[], float] = lambda: math.inf,
+) -> Grid | None:
+    """A placement with level-``l + 1`` spreads at most ``(a, b)`` for one of the
+    ``targets`` ``(side, a, b)`` by :func:`realise` over other splits than the one the
+    counting's programme returns: the ``MORE_SPLITS`` of :meth:`WholeSide.splits` with the
+    most incidences to spare (measured on the benchmark's 24 x 16 job, seed 0: the
+    constructions realise ``(6, 7)`` with three groups of 5 + 6 + 5 whole columns on other
+    groups than the programme's); ``None`` when none is realised."""
+    for side, a, b in targets:
+        for switches, counts in whole.splits(side, a, b, MORE_SPLITS):
+            split = [0] * len(whole.children)
+            for g, m in zip(switches, counts, strict=True):
+                split[g] = m
+            grid = realise(whole, side, split, a, b, seconds)
+            if grid is not None:
+                return grid
+            if seconds() <= 0:
+                return None
+    return None
 
 
 def realise_paired(
