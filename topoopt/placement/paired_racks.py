@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topoopt.placement.exact_mip._milp import SparseMilp, Status
+from topoopt.placement.exact_mip._milp import ScipRun, SparseMilp, Status
 
 Block = frozenset[int]
 Partition = tuple[Block, ...]
@@ -145,6 +145,79 @@ def _switch(
     return _Switch(classes, touch, partitions, z, y, x)
 
 
+class Paired:
+    """The programme of one class (module docstring), solved by SCIP in runs that resume
+    each other (:class:`~topoopt.placement.exact_mip._milp.ScipRun`).
+
+    Parameters
+    ----------
+    children, columns, rows, a, b
+        As :func:`place`.
+    """
+
+    def __init__(
+        self,
+        children: Sequence[Sequence[int]],
+        columns: Sequence[int],
+        rows: int,
+        a: int,
+        b: int,
+    ) -> None:
+        self.children = [list(kids) for kids in children]
+        self.columns, self.rows = list(columns), rows
+        self.status: Status = "unknown"  # out of reach until built
+        self._run: ScipRun | None = None
+        switches = len(children)
+        if not 2 <= switches == len(columns) <= MAX_SWITCHES:
+            return
+        if not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS:
+            return
+        least = [(m + 1) // 2 for m in columns]  # a row's fewest blocks: pairs only
+        if sum(least) > b:
+            self.status = "infeasible"
+            return
+        most = [min(m, b - sum(least) + low) for m, low in zip(columns, least, strict=True)]
+        ranges = [range(low, high + 1) for low, high in zip(least, most, strict=True)]
+        types = [counts for counts in itertools.product(*ranges) if sum(counts) <= b]
+        if len(types) > MAX_ROW_TYPES:
+            return
+        milp = SparseMilp()
+        parts = [_switch(milp, children[k], columns[k], rows, a, most[k]) for k in range(switches)]
+        w = [milp.var(0, rows, integer=True) for _ in types]
+        for k, part in enumerate(parts):  # the rows' block counts in switch k, counted two ways
+            for count in ranges[k]:
+                typed = {w[i]: 1 for i, counts in enumerate(types) if counts[k] == count}
+                sized = {
+                    part.x[p]: -1
+                    for p, blocks in enumerate(part.partitions)
+                    if len(blocks) == count
+                }
+                milp.row(typed | sized, 0, 0)
+        self.parts, self.types, self.w = parts, types, w
+        self._run = ScipRun(milp)
+
+    @property
+    def open(self) -> bool:
+        """Whether more time may still decide it."""
+        return self._run is not None and self.status == "unknown"
+
+    def run(self, seconds: float = math.inf) -> tuple[Status, np.ndarray | None]:
+        """Solve, or resume, for at most ``seconds`` more; the status and the placement
+        (:func:`place`)."""
+        if not self.open:
+            return self.status, None
+        assert self._run is not None
+        self.status, values = self._run.run(seconds)
+        if self.status != "feasible":
+            return self.status, None
+        counts = [round(v) for v in values]
+        row_types = [
+            t for t, col in zip(self.types, self.w, strict=True) for _ in range(counts[col])
+        ]
+        grid = _deal(self.parts, counts, row_types, self.children, self.columns, self.rows)
+        return self.status, grid
+
+
 def place(
     children: Sequence[Sequence[int]],
     columns: Sequence[int],
@@ -176,35 +249,7 @@ def place(
     >>> status, grid.shape, int(grid[..., 1].max())
     ('feasible', (4, 4, 2), 2)
     """
-    switches = len(children)
-    if not 2 <= switches == len(columns) <= MAX_SWITCHES:
-        return "unknown", None
-    if not 1 <= min(columns) <= max(columns) <= MAX_COLUMNS:
-        return "unknown", None
-    least = [(m + 1) // 2 for m in columns]  # a row's fewest blocks: pairs only
-    if sum(least) > b:
-        return "infeasible", None
-    most = [min(m, b - sum(least) + low) for m, low in zip(columns, least, strict=True)]
-    ranges = [range(low, high + 1) for low, high in zip(least, most, strict=True)]
-    types = [counts for counts in itertools.product(*ranges) if sum(counts) <= b]
-    if len(types) > MAX_ROW_TYPES:
-        return "unknown", None
-    milp = SparseMilp()
-    parts = [_switch(milp, children[k], columns[k], rows, a, most[k]) for k in range(switches)]
-    w = [milp.var(0, rows, integer=True) for _ in types]
-    for k, part in enumerate(parts):  # the rows' block counts in switch k, counted two ways
-        for count in ranges[k]:
-            typed = {w[i]: 1 for i, counts in enumerate(types) if counts[k] == count}
-            sized = {
-                part.x[p]: -1 for p, blocks in enumerate(part.partitions) if len(blocks) == count
-            }
-            milp.row(typed | sized, 0, 0)
-    status, values = milp.solve(time_limit, backend="scip")
-    if status != "feasible":
-        return status, None
-    counts = [round(v) for v in values]
-    row_types = [t for t, col in zip(types, w, strict=True) for _ in range(counts[col])]
-    return status, _deal(parts, counts, row_types, [list(k) for k in children], columns, rows)
+    return Paired(children, columns, rows, a, b).run(time_limit)
 
 
 def _deal(

@@ -77,7 +77,8 @@ PAIRED_QUICK = 0.25
 0.4-0.9 s)."""
 
 PAIRED_SECONDS = 2.0
-"""The time :func:`realise_paired` then gives each programme left undecided."""
+"""The time :func:`realise_paired` gives each programme in all: the undecided ones are
+resumed after the first pass (SCIP keeps their search)."""
 
 PAIRED_SHARE = 0.5
 """The share of the time left that :func:`realise_paired` may take in all."""
@@ -479,12 +480,13 @@ def realise_paired(
     :func:`~topoopt.placement.paired_racks.place` (rows may share ``b`` unevenly between
     the switches, which :func:`realise` never does), over the splits the counting admits
     (:meth:`WholeSide.splits`, at most ``PAIRED_SPLITS`` per target). Each programme first
-    gets ``PAIRED_QUICK`` seconds, then those left undecided ``PAIRED_SECONDS``, all within
-    ``PAIRED_SHARE`` of the time left; ``None`` when none is realised.
+    gets ``PAIRED_QUICK`` seconds, then those left undecided are resumed up to
+    ``PAIRED_SECONDS`` in all, within ``PAIRED_SHARE`` of the time left; ``None`` when none
+    is realised.
     :func:`conditional_floor` calls it with the pairs of its bound, where a placement
     proves the class optimal (above it the other constructions compete, and on the 256-node
     16 x 16 jobs its programmes took 2 s each there for nothing)."""
-    from topoopt.placement.paired_racks import place
+    from topoopt.placement.paired_racks import Paired
 
     stop = time.perf_counter() + PAIRED_SHARE * seconds()
     classes = [
@@ -495,22 +497,23 @@ def realise_paired(
     # the fewest children per row first: their rows have the fewest partitions (the
     # smallest programmes, decided fastest)
     classes.sort(key=lambda entry: entry[1] if entry[0].swap else entry[2])
-    for limit in (PAIRED_QUICK, PAIRED_SECONDS):
-        undecided = []
-        for side, a, b, (switches, counts) in classes:
+    programmes: dict[int, Paired] = {}  # built when first run, resumed in the second pass
+    for limit in (PAIRED_QUICK, PAIRED_SECONDS - PAIRED_QUICK):
+        for i, (side, a, b, (switches, counts)) in enumerate(classes):
+            if i not in programmes:
+                length, _ = whole._dims(side.swap)
+                w_target, o_target = (b, a) if side.swap else (a, b)
+                kids = [whole.children[g] for g in switches]
+                programmes[i] = Paired(kids, counts, length, w_target, o_target)
+            if not programmes[i].open:
+                continue
             left = min(seconds(), stop - time.perf_counter(), limit)
             if left <= 0:
                 return None
-            length, _ = whole._dims(side.swap)
-            w_target, o_target = (b, a) if side.swap else (a, b)
-            kids = [whole.children[g] for g in switches]
-            status, found = place(kids, counts, length, w_target, o_target, left)
+            _, found = programmes[i].run(left)
             if found is not None:
                 found[..., 0] = np.asarray(switches)[found[..., 0]]
                 return found.transpose(1, 0, 2) if side.swap else found
-            if status == "unknown":
-                undecided.append((side, a, b, (switches, counts)))
-        classes = undecided
     return None
 
 

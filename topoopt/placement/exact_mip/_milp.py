@@ -70,32 +70,7 @@ class SparseMilp:
         """The model through ``pyscipopt`` (measured faster than HiGHS on the narrow test's
         joint programme: it decides 5 of the 11 hard pairs of issue #14's class within 1 s,
         HiGHS needs up to 7.5 s for the same 5)."""
-        from pyscipopt import Model, quicksum
-
-        scip = Model()
-        scip.hideOutput()
-        if time_limit < math.inf:
-            scip.setParam("limits/time", max(time_limit, 0.01))
-        xs = [
-            scip.addVar(vtype="I" if integer else "C", lb=lo, ub=None if up == math.inf else up)
-            for lo, up, integer in zip(self.lower, self.upper, self.integer, strict=True)
-        ]
-        for coefs, lo, up in self.rows:
-            expr = quicksum(v * xs[c] for c, v in coefs.items())
-            if lo == up:
-                scip.addCons(expr == lo)
-                continue
-            if lo > -math.inf:
-                scip.addCons(expr >= lo)
-            if up < math.inf:
-                scip.addCons(expr <= up)
-        scip.optimize()
-        status = scip.getStatus()
-        if status == "infeasible":
-            return "infeasible", []
-        if status != "optimal":
-            return "unknown", []
-        return "feasible", [scip.getVal(x) for x in xs]
+        return ScipRun(self).run(time_limit)
 
     def _solve_highs(self, time_limit: float) -> tuple[Status, list[float]]:
         """The model through ``highspy`` (one ``Highs`` object per process)."""
@@ -149,3 +124,55 @@ class SparseMilp:
         if status != highspy.HighsModelStatus.kOptimal:
             return "unknown", []
         return "feasible", list(h.getSolution().col_value)
+
+
+class ScipRun:
+    """A :class:`SparseMilp` as a SCIP model that can be run again with more time: SCIP
+    resumes a solve its time limit interrupted (the branch-and-bound tree is kept), so a
+    caller can give many models a short first run and the undecided ones more, without
+    repeating the first runs' work.
+
+    Examples
+    --------
+    >>> milp = SparseMilp()
+    >>> x = milp.var(0, 9, integer=True)
+    >>> milp.row({x: 2}, 5, 5)
+    >>> ScipRun(milp).run(10)[0]
+    'infeasible'
+    """
+
+    def __init__(self, milp: SparseMilp) -> None:
+        from pyscipopt import Model, quicksum
+
+        scip = Model()
+        scip.hideOutput()
+        self.xs = [
+            scip.addVar(vtype="I" if integer else "C", lb=lo, ub=None if up == math.inf else up)
+            for lo, up, integer in zip(milp.lower, milp.upper, milp.integer, strict=True)
+        ]
+        for coefs, lo, up in milp.rows:
+            expr = quicksum(v * self.xs[c] for c, v in coefs.items())
+            if lo == up:
+                scip.addCons(expr == lo)
+                continue
+            if lo > -math.inf:
+                scip.addCons(expr >= lo)
+            if up < math.inf:
+                scip.addCons(expr <= up)
+        self.scip = scip
+
+    def run(self, seconds: float = math.inf) -> tuple[Status, list[float]]:
+        """Solve (or resume) for at most ``seconds`` more: ``("feasible", x)``,
+        ``("infeasible", [])`` or ``("unknown", [])``."""
+        scip = self.scip
+        if seconds < math.inf:  # SCIP's limit counts the time of every run so far
+            scip.setParam("limits/time", scip.getSolvingTime() + max(seconds, 0.01))
+        else:
+            scip.setParam("limits/time", 1e20)
+        scip.optimize()
+        status = scip.getStatus()
+        if status == "infeasible":
+            return "infeasible", []
+        if status != "optimal":
+            return "unknown", []
+        return "feasible", [scip.getVal(x) for x in self.xs]
