@@ -147,6 +147,7 @@ class WholeSide:
         self.rows, self.cols, self.alpha = rows, cols, alpha
         self._tables: dict[bool, list[tuple[int, np.ndarray | None]]] = {}
         self._least: dict[tuple[bool, int, int], tuple[float, list[int]]] = {}
+        self._after: dict[tuple[bool, int, int], tuple[np.ndarray, list[np.ndarray]]] = {}
 
     def _dims(self, swap: bool) -> tuple[int, int]:
         """``(length, count)`` of the whole side: cells per group and groups."""
@@ -273,13 +274,16 @@ class WholeSide:
                 if spent <= budget and budget - spent - least[k + 1][rest - m] >= cut():
                     extend(chosen, least, (*counts, m), spent)
 
-        choices = np.array(
-            list(itertools.combinations(range(len(tabs)), side.switches)), dtype=np.int64
-        ).reshape(-1, side.switches)
-        table = np.full((len(tabs), count + 1), math.inf)
-        for g, c in enumerate(cost):
-            table[g, : min(len(c), count + 1)] = c[: count + 1]
-        least = _least_after(choices, table)
+        key = (side.swap, whole, side.switches)
+        if key not in self._after:  # the pairs of one target (and both callers) share it
+            choices = np.array(
+                list(itertools.combinations(range(len(tabs)), side.switches)), dtype=np.int64
+            ).reshape(-1, side.switches)
+            table = np.full((len(tabs), count + 1), math.inf)
+            for g, c in enumerate(cost):
+                table[g, : min(len(c), count + 1)] = c[: count + 1]
+            self._after[key] = (choices, _least_after(choices, table))
+        choices, least = self._after[key]
         for i in np.argsort(least[0][:, count], kind="stable"):
             if budget - least[0][i, count] < cut():
                 break  # the choices after cost at least as much
