@@ -175,3 +175,26 @@ def test_more_splits_prove_the_384_node_job() -> None:
     result = topoopt.solve(instance, "placement/levels", time_limit=60, threads=1)
     assert result.metrics["leaf_score"] == result.metrics["leaf_bound"] == 6.5
     assert result.status is SolutionStatus.OPTIMAL
+
+
+@SETTINGS
+@given(one_pod(), st.integers(1, 4), st.booleans(), st.lists(st.integers(0, 8), max_size=4))
+def test_least_target_is_the_same_whatever_was_asked_before(
+    instance: PlacementInstance, whole_target: int, swap: bool, asked: list[int]
+) -> None:
+    """The cached search for a switch's least target answers every cap as a fresh search
+    does, whatever caps were asked before."""
+    children = racks_by_group(instance)
+    length, count = (instance.cols, instance.rows) if swap else (instance.rows, instance.cols)
+    for g, kids in enumerate(children):
+        m = min(count, sum(kids) // length)
+        if m == 0:
+            continue
+        cached = WholeSide(children, instance.rows, instance.cols, instance.alpha)
+        for most in [*asked, 8]:
+            fresh = WholeSide(children, instance.rows, instance.cols, instance.alpha)
+            want = fresh.least_target(swap, g, m, whole_target, most)
+            got = cached.least_target(swap, g, m, whole_target, most)
+            assert (want is None) == (got is None)
+            if want is not None and got is not None:
+                assert want[0] == got[0]

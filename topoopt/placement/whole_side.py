@@ -147,6 +147,8 @@ class WholeSide:
         self.rows, self.cols, self.alpha = rows, cols, alpha
         self._tables: dict[bool, list[tuple[int, np.ndarray | None]]] = {}
         self._least: dict[tuple[bool, int, int], tuple[float, list[int]]] = {}
+        self._targets: dict[tuple[bool, int, int, int], tuple[int, tuple[int, Placement] | None]]
+        self._targets = {}
         self._after: dict[tuple[bool, int, int], tuple[np.ndarray, list[np.ndarray]]] = {}
 
     def _dims(self, swap: bool) -> tuple[int, int]:
@@ -171,6 +173,37 @@ class WholeSide:
                 out.append((most, table.T if table is not None and swap else table))
             self._tables[swap] = out
         return self._tables[swap]
+
+    def least_target(
+        self,
+        swap: bool,
+        g: int,
+        m: int,
+        whole: int,
+        most: int,
+        seconds: Callable[[], float] = lambda: math.inf,
+    ) -> tuple[int, Placement] | None:
+        """The least target ``t <= most`` on the other side for which :func:`_construct`
+        places ``m`` whole groups (each on at most ``whole`` children) on switch ``g``'s
+        children, with that placement, or ``None`` (also when ``seconds()`` runs out);
+        cached, so the splits and pairs that share a switch's sub-job try each ``t`` once."""
+        key = (swap, g, m, whole)
+        searched, found = self._targets.get(key, (0, None))
+        if found is None and searched < most:
+            length, _ = self._dims(swap)
+            kids = self.children[g]
+            sub = _level(kids, m, length, 0.5) if swap else _level(kids, length, m, 0.5)
+            for t in range(searched + 1, most + 1):
+                if seconds() <= 0:
+                    return None
+                a_t, b_t = (t, whole) if swap else (whole, t)
+                placed = _construct(sub, a_t, b_t)
+                searched = t
+                if placed is not None:
+                    found = (t, placed)
+                    break
+            self._targets[key] = (searched, found)
+        return found if found is not None and found[0] <= most else None
 
     def least(self, swap: bool, whole: int, used: int) -> tuple[float, list[int]]:
         """The least ``sum_g h_g(m_g)`` over ``used`` switches and whole groups
@@ -424,19 +457,11 @@ def realise(
     for g, m in enumerate(split):
         if m == 0:
             continue
-        kids = whole.children[g]
-        sub = _level(kids, m, length, 0.5) if side.swap else _level(kids, length, m, 0.5)
-        found = None
-        for t in range(1, o_target - spent + 1):
-            if seconds() <= 0:
-                return None
-            a_t, b_t = (t, w_target) if side.swap else (w_target, t)
-            found = _construct(sub, a_t, b_t)
-            if found is not None:
-                spent += t
-                break
-        if found is None:
+        least = whole.least_target(side.swap, g, m, w_target, o_target - spent, seconds)
+        if least is None:
             return None
+        t, found = least
+        spent += t
         matrix = np.asarray(found.matrix, dtype=np.int64)
         pieces.append((g, matrix.T if side.swap else matrix))
     total = sum(matrix.shape[1] for _, matrix in pieces)  # the whole groups, as columns
