@@ -59,7 +59,7 @@ def test_cut_exists_exactly_when_some_placement_is_band_shaped(caps, length, wid
         assert all(sum(line.count(j) for line in found) <= f for j, f in enumerate(caps))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.one_of(small_instances(max_cells=24, max_pods=6), tight_instances(max_cells=24)))
 def test_realise_respects_capacities_and_targets(instance):
     for pair in target_pairs(instance):
