@@ -31,7 +31,8 @@ counting bound at level ``l`` does not refute admits every pair (no conditional 
 sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions with
 ``(A2, b_g)``, the least ``b_g`` each: a row touches ``sum_g b_g`` children, a column at most
 ``A2``, and the level-``l`` spreads are ``(1, G)``. At the pair of the bound,
-:func:`realise_paired` also lets the rows share ``B2`` unevenly between the ``G`` switches
+:func:`realise_splits` tries the same on other splits than the programme's, and
+:func:`realise_paired` lets the rows share ``B2`` unevenly between the ``G`` switches
 (:mod:`topoopt.placement.paired_racks`, ``G`` from 2 to 4).
 """
 
