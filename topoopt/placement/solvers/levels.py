@@ -668,6 +668,15 @@ class _Planner:
             order = sorted(range(len(fits)), key=lambda i: (self.key(cheap[i]), i))
             found_by: dict[int, _Candidate] = {}
             for rush in (True, False) if not quick else (True,):
+                if not rush:  # the first pass's bounds, and the most room first among equals
+                    order = sorted(
+                        order,
+                        key=lambda i: (
+                            self.key(found_by[i].bounds if i in found_by else cheap[i]),
+                            -caps[fits[i]],
+                            i,
+                        ),
+                    )
                 for i in order:
                     known = found_by.get(i)
                     if known is not None and (
