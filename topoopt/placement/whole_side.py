@@ -482,11 +482,13 @@ def realise_splits(
     seconds: Callable[[], float] = lambda: math.inf,
 ) -> Grid | None:
     """A placement with level-``l + 1`` spreads at most ``(a, b)`` for one of the
-    ``targets`` ``(side, a, b)`` by :func:`realise` over other splits than the one the
+    ``targets`` ``(side, a, b)`` by :func:`realise` over more splits than the one the
     counting's programme returns: the ``MORE_SPLITS`` of :meth:`WholeSide.splits` with the
-    most incidences to spare (measured on the benchmark's 24 x 16 job, seed 0: the
-    constructions realise ``(6, 7)`` with three groups of 5 + 6 + 5 whole columns on other
-    groups than the programme's); ``None`` when none is realised."""
+    most incidences to spare (the programme's own may be among them: its switches'
+    sub-jobs are then answered from :meth:`WholeSide.least_target`'s cache). Measured on
+    the benchmark's 24 x 16 job, seed 0: the constructions realise ``(6, 7)`` with three
+    groups of 5 + 6 + 5 whole columns on other groups than the programme's. ``None`` when
+    none is realised."""
     for side, a, b in targets:
         for switches, counts in whole.splits(side, a, b, MORE_SPLITS):
             split = [0] * len(whole.children)
@@ -507,7 +509,7 @@ def realise_paired(
 ) -> Grid | None:
     """A placement with level-``l + 1`` spreads at most ``(a, b)`` for one of the
     ``targets`` ``(side, a, b)``, by the rack patterns of
-    :func:`~topoopt.placement.paired_racks.place` (rows may share ``b`` unevenly between
+    :class:`~topoopt.placement.paired_racks.Paired` (rows may share ``b`` unevenly between
     the switches, which :func:`realise` never does), over the splits the counting admits
     (:meth:`WholeSide.splits`, at most ``PAIRED_SPLITS`` per target). Each programme first
     gets ``PAIRED_QUICK`` seconds, then those left undecided are resumed up to

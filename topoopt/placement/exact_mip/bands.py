@@ -78,8 +78,42 @@ def cut(
     time_limit -= time.perf_counter() - started
     if time_limit <= 0:
         return None
-    milp = SparseMilp()
+    return _any_minipods(caps, pods, length, width, bands, strips, sizes, time_limit)
+
+
+def _band_sizes(
+    milp: SparseMilp, bands: int, sizes: range, length: int
+) -> dict[tuple[int, int], int]:
+    """The columns ``b[g, s]`` (band ``g`` has ``s`` lines) and their rows: one size per
+    band, sizes non-increasing, ``length`` lines in all."""
     b = {(g, s): milp.var(0, 1, integer=True) for g in range(bands) for s in sizes}
+    for g in range(bands):
+        milp.row({b[g, s]: 1 for s in sizes}, 1, 1)
+        if g + 1 < bands:
+            milp.row({b[g, s]: s for s in sizes} | {b[g + 1, s]: -s for s in sizes}, lower=0)
+    milp.row({b[g, s]: s for g in range(bands) for s in sizes}, length, length)
+    return b
+
+
+def _size(values: Sequence[float], b: dict[tuple[int, int], int], g: int, sizes: range) -> int:
+    """Band ``g``'s size in a solution."""
+    return next(s for s in sizes if values[b[g, s]] > 0.5)
+
+
+def _any_minipods(
+    caps: Sequence[int],
+    pods: Sequence[int],
+    length: int,
+    width: int,
+    bands: int,
+    strips: int,
+    sizes: range,
+    time_limit: float,
+) -> list[list[int]] | None:
+    """The programme of the module docstring over the minipods ``pods`` (a minipod may hold
+    strips of several bands)."""
+    milp = SparseMilp()
+    b = _band_sizes(milp, bands, sizes, length)
     u = {(j, g): milp.var(0, 1, integer=True) for j in pods for g in range(bands)}
     room = {(j, s): min(width, caps[j] // s) for j in pods for s in sizes}
     y = {
@@ -90,12 +124,8 @@ def cut(
         if room[j, s] > 0
     }
     for g in range(bands):
-        milp.row({b[g, s]: 1 for s in sizes}, 1, 1)
-        if g + 1 < bands:
-            milp.row({b[g, s]: s for s in sizes} | {b[g + 1, s]: -s for s in sizes}, lower=0)
         milp.row({y[key]: 1 for key in y if key[1] == g}, width, width)
         milp.row({u[j, g]: 1 for j in pods}, upper=strips)
-    milp.row({b[g, s]: s for g in range(bands) for s in sizes}, length, length)
     for (j, g, s), col in y.items():
         milp.row({col: 1, b[g, s]: -room[j, s]}, upper=0)
         milp.row({col: 1, u[j, g]: -room[j, s]}, upper=0)
@@ -106,10 +136,9 @@ def cut(
         return None
     matrix: list[list[int]] = []
     for g in range(bands):
-        size = next(s for s in sizes if values[b[g, s]] > 0.5)
         line = [j for (j, gg, s), col in y.items() if gg == g for _ in range(round(values[col]))]
         assert len(line) == width
-        matrix.extend([list(line) for _ in range(size)])
+        matrix.extend([list(line) for _ in range(_size(values, b, g, sizes))])
     return matrix
 
 
@@ -153,7 +182,7 @@ def _whole_minipods(
     16 racks it found the cut in 0.03 s where the full programme took 0.39 s)."""
     classes = sorted(Counter(caps[j] for j in pods).items(), reverse=True)
     milp = SparseMilp()
-    b = {(g, s): milp.var(0, 1, integer=True) for g in range(bands) for s in sizes}
+    b = _band_sizes(milp, bands, sizes, length)
     n = {
         (i, g, s): milp.var(0, min(count, strips), integer=True)
         for i, (free, count) in enumerate(classes)
@@ -162,13 +191,9 @@ def _whole_minipods(
         if free // s > 0
     }
     for g in range(bands):
-        milp.row({b[g, s]: 1 for s in sizes}, 1, 1)
-        if g + 1 < bands:
-            milp.row({b[g, s]: s for s in sizes} | {b[g + 1, s]: -s for s in sizes}, lower=0)
         milp.row({col: 1 for (_, gg, _), col in n.items() if gg == g}, upper=strips)
         held = {col: min(width, classes[i][0] // s) for (i, gg, s), col in n.items() if gg == g}
         milp.row(held, lower=width)
-    milp.row({b[g, s]: s for g in range(bands) for s in sizes}, length, length)
     for (i, g, s), col in n.items():
         milp.row({col: 1, b[g, s]: -min(classes[i][1], strips)}, upper=0)
     for i, (_, count) in enumerate(classes):
@@ -179,7 +204,7 @@ def _whole_minipods(
     pool = {free: [j for j in pods if caps[j] == free] for free, _ in classes}
     matrix: list[list[int]] = []
     for g in range(bands):
-        size = next(s for s in sizes if values[b[g, s]] > 0.5)
+        size = _size(values, b, g, sizes)
         line: list[int] = []
         for (i, gg, s), col in n.items():
             if gg != g or s != size:

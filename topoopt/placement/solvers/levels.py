@@ -643,7 +643,8 @@ class _Planner:
         Where several switches hold the job, a first pass gives each single-level solve
         :data:`QUICK_S` (``quick``), so that an incumbent comes early; unless ``quick``, a
         second pass solves again, without that limit, the classes left unproven whose
-        bounds still beat the best placement.
+        bounds still beat the best placement, in the order of their first-pass bounds and,
+        among equal bounds, the switch with the most free nodes first.
         """
         caps = self.room[level]
         fits = sorted((k for k in kids if caps[k] >= self.n), key=lambda k: (caps[k], k))
