@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import topoopt
 from topoopt.placement.generate import levels_tree
-from topoopt.placement.paired_racks import pair_partitions, place
+from topoopt.placement.paired_racks import Paired, pair_partitions, place
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -127,6 +127,24 @@ def test_place_declines_what_it_cannot_model() -> None:
     assert place([[4], [4]], (0, 2), 1, 1, 3) == ("unknown", None)
     assert place([[99], [99]], (9, 1), 1, 1, 9) == ("unknown", None)
     assert place([[99], [99]], (8, 8), 1, 9, 7) == ("infeasible", None)  # 4 + 4 pairs > 7
+
+
+def test_a_resumed_programme_keeps_its_answer() -> None:
+    """A class of the benchmark's 24 x 16 job (seed 1) that has a placement: interrupted at
+    its root node and resumed, SCIP 10.0 with orbital reduction called it infeasible (SCIP
+    issue #207); :class:`~topoopt.placement.exact_mip._milp.ScipRun` leaves orbital
+    reduction out, so a resumed run finds the placement a single run finds."""
+    children = [
+        [2, 14, 6, 10, 11, 3, 4, 7, 13, 13, 7, 12, 4, 6, 9, 12],
+        [5, 13, 10, 13, 4, 5, 13, 13, 14, 12, 13, 6, 9, 12, 8, 8],
+        [12, 5, 14, 12, 13, 13, 10, 9, 7, 8, 14, 3, 5, 14, 9, 6],
+    ]
+    programme = Paired(children, (4, 6, 6), 24, 5, 8)
+    programme.run(0.2)
+    status, grid = programme.run(30)
+    assert status == "feasible" and grid is not None
+    _valid(grid, children, (4, 6, 6))
+    assert _spreads(grid)[0] <= 5 and _spreads(grid)[1] <= 8
 
 
 def test_the_256_node_job_reaches_its_bound_by_uneven_rows() -> None:
