@@ -30,10 +30,20 @@ def _mip(caps: list[int], n_groups: int, length: int) -> object:
         return sides.pack(caps, n_groups, length, 2)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(packings())
 def test_pack_two_equals_the_packing_programme(case):
-    caps, n_groups, length = case
+    assert_pack_two_is_the_programme(*case)
+
+
+@pytest.mark.slow
+@settings(max_examples=1000, deadline=None)
+@given(packings())
+def test_pack_two_equals_the_packing_programme_many(case):
+    assert_pack_two_is_the_programme(*case)
+
+
+def assert_pack_two_is_the_programme(caps: list[int], n_groups: int, length: int) -> None:
     found = pack_two(caps, n_groups, length)
     assert found is not None
     assert (found is False) == (_mip(caps, n_groups, length) is False)
