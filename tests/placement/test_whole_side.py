@@ -15,7 +15,13 @@ import topoopt
 from topoopt.core.status import SolutionStatus
 from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import levels_tree, tree_instance
-from topoopt.placement.whole_side import WholeSide, _Side, conditional_floor, realise_splits
+from topoopt.placement.whole_side import (
+    Floor,
+    WholeSide,
+    _Side,
+    conditional_floor,
+    realise_splits,
+)
 
 from .strategies import arnold_d, group_and_rack_spreads, racks_by_group
 
@@ -53,7 +59,8 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
 ) -> None:
     """Given the group level at its lex optimum, the floor never exceeds the oracle's rack
     score; a placement it returns fits the free nodes, keeps the group score optimal and
-    scores what it says at the rack level."""
+    scores what it says at the rack level. Without the rack patterns (the walk's first
+    pass) the bound is the same and a placement it returns is as valid."""
     oracle = topoopt.solve(instance, "placement/enumerate")
     upper, best = oracle.metrics["level1_score"], oracle.metrics["leaf_score"]
     children = racks_by_group(instance)
@@ -62,6 +69,19 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
     if floor is None:
         return
     assert floor.bound <= best + 1e-9
+    quick = conditional_floor(whole, upper, 0.0, math.inf, paired_to=-math.inf)
+    assert quick is not None and quick.bound == floor.bound
+    assert quick.score >= floor.score - 1e-9
+    for found in (floor, quick):
+        _assert_realises(found, children, instance.alpha, upper, best)
+
+
+def _assert_realises(
+    floor: Floor, children: list[list[int]], alpha: float, upper: float, best: float
+) -> None:
+    """``floor``'s placement (if any) fits the free nodes ``children``, scores ``upper`` at
+    the group level and at most its ``score`` (at least the optimum ``best``) at the rack
+    level."""
     if floor.grid is not None:
         used = np.zeros((len(children), max(map(len, children))), dtype=int)
         for g, k in floor.grid.reshape(-1, 2):
@@ -69,7 +89,6 @@ def test_conditional_floor_never_above_the_oracle_and_realises_what_it_claims(
         free = [[c for c in kids if c > 0] for kids in children]
         assert all(used[g, k] <= f for g, kids in enumerate(free) for k, f in enumerate(kids))
         a1, b1, a2, b2 = group_and_rack_spreads(floor.grid)
-        alpha = instance.alpha
         assert alpha * arnold_d(a1) + (1 - alpha) * arnold_d(b1) == pytest.approx(upper)
         assert alpha * arnold_d(a2) + (1 - alpha) * arnold_d(b2) <= floor.score + 1e-9
         assert floor.score >= best - 1e-9

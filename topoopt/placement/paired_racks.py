@@ -166,6 +166,7 @@ class Paired:
         self.children = [list(kids) for kids in children]
         self.columns, self.rows = list(columns), rows
         self.status: Status = "unknown"  # out of reach until built
+        self.grid: np.ndarray | None = None  # the placement, once found
         self._run: ScipRun | None = None
         switches = len(children)
         if not 2 <= switches == len(columns) <= MAX_SWITCHES:
@@ -201,11 +202,16 @@ class Paired:
         """Whether more time may still decide it."""
         return self._run is not None and self.status == "unknown"
 
+    @property
+    def spent(self) -> float:
+        """SCIP's solving time so far, over every run."""
+        return 0.0 if self._run is None else float(self._run.scip.getSolvingTime())
+
     def run(self, seconds: float = math.inf) -> tuple[Status, np.ndarray | None]:
         """Solve, or resume, for at most ``seconds`` more; the status and the placement
-        (:func:`place`)."""
+        (:func:`place`; a copy of the one found by an earlier run once decided)."""
         if not self.open:
-            return self.status, None
+            return self.status, None if self.grid is None else self.grid.copy()
         assert self._run is not None
         self.status, values = self._run.run(seconds)
         if self.status != "feasible":
@@ -214,8 +220,8 @@ class Paired:
         row_types = [
             t for t, col in zip(self.types, self.w, strict=True) for _ in range(counts[col])
         ]
-        grid = _deal(self.parts, counts, row_types, self.children, self.columns, self.rows)
-        return self.status, grid
+        self.grid = _deal(self.parts, counts, row_types, self.children, self.columns, self.rows)
+        return self.status, self.grid.copy()
 
 
 def place(

@@ -54,6 +54,7 @@ from topoopt.placement.exact_mip.targets import (
     iter_target_pairs,
 )
 from topoopt.placement.instance import Minipod, PlacementInstance
+from topoopt.placement.paired_racks import Paired
 from topoopt.placement.solution import Placement
 from topoopt.placement.tree import DIGITS, d
 
@@ -151,6 +152,7 @@ class WholeSide:
         self._targets: dict[tuple[bool, int, int, int], tuple[int, tuple[int, Placement] | None]]
         self._targets = {}
         self._after: dict[tuple[bool, int, int], tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._paired: dict[tuple[bool, int, int, tuple[int, ...], tuple[int, ...]], Paired] = {}
 
     def _dims(self, swap: bool) -> tuple[int, int]:
         """``(length, count)`` of the whole side: cells per group and groups."""
@@ -205,6 +207,20 @@ class WholeSide:
                     break
             self._targets[key] = (searched, found)
         return found if found is not None and found[0] <= most else None
+
+    def paired(
+        self, side: _Side, a: int, b: int, switches: Sequence[int], counts: Sequence[int]
+    ) -> Paired:
+        """The rack patterns' programme (:class:`~topoopt.placement.paired_racks.Paired`) of
+        the pair ``(a, b)`` with ``counts[k]`` whole groups on switch ``switches[k]``: built
+        once, kept so that a later call resumes its search."""
+        key = (side.swap, a, b, tuple(switches), tuple(counts))
+        if key not in self._paired:
+            length, _ = self._dims(side.swap)
+            w_target, o_target = (b, a) if side.swap else (a, b)
+            kids = [self.children[g] for g in switches]
+            self._paired[key] = Paired(kids, counts, length, w_target, o_target)
+        return self._paired[key]
 
     def least(self, swap: bool, whole: int, used: int) -> tuple[float, list[int]]:
         """The least ``sum_g h_g(m_g)`` over ``used`` switches and whole groups
@@ -379,11 +395,14 @@ def conditional_floor(
     start: float,
     below: float,
     seconds: Callable[[], float] = lambda: math.inf,
+    paired_to: float = math.inf,
 ) -> Floor | None:
     """A lower bound on level ``l + 1``'s score (eq. 2) among the placements whose level
     ``l`` scores ``upper``, at least ``start``, and capped at ``below`` (a bound reaching it
     is enough to cut or prove); ``None`` when no conditional bound applies. On the way, the
-    admitted pairs below ``below`` are tried by :func:`realise` until one is realised.
+    admitted pairs below ``below`` are tried by :func:`realise` until one is realised, and
+    the bound's pairs by the rack patterns (:func:`realise_paired`) when the bound is at most
+    ``paired_to``.
 
     ``seconds()`` is the time left (checked before every pair and every construction); the
     pairs are refuted in order of score, so when the time is up at a pair before any pair
@@ -396,17 +415,17 @@ def conditional_floor(
     n_children = sum(len(kids) for kids in whole.children)
     fake = _level([whole.rows * whole.cols] * n_children, whole.rows, whole.cols, whole.alpha)
     bound = None
-    paired: list[tuple[_Side, int, int]] = []  # the bound's pairs left to _realise_at_bound
+    at_bound: list[tuple[_Side, int, int]] = []  # the bound's pairs left to _realise_at_bound
     for pair in iter_target_pairs(fake):
         if round(pair.score, DIGITS) < round(start, DIGITS):
             continue
         if round(pair.score, DIGITS) >= round(below, DIGITS):
             break
-        if paired and bound is not None and round(pair.score, DIGITS) > round(bound, DIGITS):
-            grid = _realise_at_bound(whole, paired, seconds)
+        if at_bound and bound is not None and round(pair.score, DIGITS) > round(bound, DIGITS):
+            grid = _realise_at_bound(whole, at_bound, seconds, round(bound, DIGITS) <= paired_to)
             if grid is not None:
                 return Floor(bound, grid, bound)
-            paired = []
+            at_bound = []
         if seconds() <= 0:
             return Floor(pair.score if bound is None else bound, None, math.inf)
         a, b = pair.max_dp_use, pair.max_pp_use
@@ -420,9 +439,9 @@ def conditional_floor(
             if grid is not None:
                 return Floor(bound, grid, pair.score)
             if side.switches >= 2 and round(pair.score, DIGITS) == round(bound, DIGITS):
-                paired.append((side, a, b))
-    if paired and bound is not None:
-        grid = _realise_at_bound(whole, paired, seconds)
+                at_bound.append((side, a, b))
+    if at_bound and bound is not None:
+        grid = _realise_at_bound(whole, at_bound, seconds, round(bound, DIGITS) <= paired_to)
         if grid is not None:
             return Floor(bound, grid, bound)
     return Floor(below if bound is None else bound, None, math.inf)
@@ -432,11 +451,15 @@ def _realise_at_bound(
     whole: WholeSide,
     targets: Sequence[tuple[_Side, int, int]],
     seconds: Callable[[], float],
+    paired: bool,
 ) -> Grid | None:
-    """The bound's pairs by more splits (:func:`realise_splits`), then by the rack patterns
-    whose rows need not share the other side's target evenly (:func:`realise_paired`)."""
+    """The bound's pairs by more splits (:func:`realise_splits`), then (when ``paired``) by
+    the rack patterns whose rows need not share the other side's target evenly
+    (:func:`realise_paired`)."""
     grid = realise_splits(whole, targets, seconds)
-    return grid if grid is not None else realise_paired(whole, targets, seconds)
+    if grid is not None or not paired:
+        return grid
+    return realise_paired(whole, targets, seconds)
 
 
 def realise(
@@ -512,14 +535,13 @@ def realise_paired(
     :class:`~topoopt.placement.paired_racks.Paired` (rows may share ``b`` unevenly between
     the switches, which :func:`realise` never does), over the splits the counting admits
     (:meth:`WholeSide.splits`, at most ``PAIRED_SPLITS`` per target). Each programme first
-    gets ``PAIRED_QUICK`` seconds, then those left undecided are resumed up to
-    ``PAIRED_SECONDS`` in all, within ``PAIRED_SHARE`` of the time left; ``None`` when none
-    is realised.
+    runs until it has had ``PAIRED_QUICK`` seconds, then those left undecided are resumed
+    until ``PAIRED_SECONDS`` in all, within ``PAIRED_SHARE`` of the time left; ``None`` when
+    none is realised. The programmes are kept in ``whole``, so a later call (the walk's
+    second pass) resumes those a time limit stopped.
     :func:`conditional_floor` calls it with the pairs of its bound, where a placement
     proves the class optimal (above it the other constructions compete, and on the 256-node
     16 x 16 jobs its programmes took 2 s each there for nothing)."""
-    from topoopt.placement.paired_racks import Paired
-
     stop = time.perf_counter() + PAIRED_SHARE * seconds()
     classes = [
         (side, a, b, split)
@@ -529,20 +551,16 @@ def realise_paired(
     # the fewest children per row first: their rows have the fewest partitions (the
     # smallest programmes, decided fastest)
     classes.sort(key=lambda entry: entry[1] if entry[0].swap else entry[2])
-    programmes: dict[int, Paired] = {}  # built when first run, resumed in the second pass
-    for limit in (PAIRED_QUICK, PAIRED_SECONDS - PAIRED_QUICK):
-        for i, (side, a, b, (switches, counts)) in enumerate(classes):
-            if i not in programmes:
-                length, _ = whole._dims(side.swap)
-                w_target, o_target = (b, a) if side.swap else (a, b)
-                kids = [whole.children[g] for g in switches]
-                programmes[i] = Paired(kids, counts, length, w_target, o_target)
-            if not programmes[i].open:
-                continue
-            left = min(seconds(), stop - time.perf_counter(), limit)
+    for share in (PAIRED_QUICK, PAIRED_SECONDS):
+        for side, a, b, (switches, counts) in classes:
+            programme = whole.paired(side, a, b, switches, counts)
+            owed = share - programme.spent
+            if programme.grid is None and (not programme.open or owed <= 0):
+                continue  # decided without a placement, out of reach, or had its share
+            left = min(seconds(), stop - time.perf_counter())
             if left <= 0:
                 return None
-            _, found = programmes[i].run(left)
+            _, found = programme.run(min(left, owed))
             if found is not None:
                 found[..., 0] = np.asarray(switches)[found[..., 0]]
                 return found.transpose(1, 0, 2) if side.swap else found

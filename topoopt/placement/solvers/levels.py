@@ -634,7 +634,12 @@ class _Planner:
         return incumbent is None or self.key(bounds) < self.key(incumbent.scores)
 
     def plan(
-        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool
+        self,
+        level: int,
+        kids: list[int],
+        incumbent: _Candidate | None,
+        quick: bool,
+        rivals: tuple[float, ...] | None = None,
     ) -> _Candidate:
         """The best placement of the whole job on the switches ``kids`` of ``level`` (the
         children of one switch, or the top level), or a cut class when none beats
@@ -645,6 +650,14 @@ class _Planner:
         second pass solves again, without that limit, the classes left unproven whose
         bounds still beat the best placement, in the order of their first-pass bounds and,
         among equal bounds, the switch with the most free nodes first.
+
+        ``rivals`` are, per level, the least bounds known of the other classes of the
+        first pass (their first-pass bounds, else their cheap bounds; ``None``: none): in
+        the first pass a class runs the rack patterns (:meth:`conditional`) only at a bound
+        no rival undercuts, and leaves them to the second pass otherwise (measured on the
+        benchmark's 32 x 8 job, seed 6: one pod's 20 programmes took 0.25 s each at a bound
+        of 5.5 and realised nothing, where another pod's bound was 5.0 and its programme
+        realised it).
         """
         caps = self.room[level]
         fits = sorted((k for k in kids if caps[k] >= self.n), key=lambda k: (caps[k], k))
@@ -689,7 +702,15 @@ class _Planner:
                         self.expired |= self.beats(bounds, best)
                         found_by[i] = self._cut(bounds, best.leaves)
                         continue
-                    found = self.plan(level + 1, below[i], best, rush)
+                    others = [  # what the other classes may reach, as known so far
+                        found_by[j].bounds if j in found_by else cheap[j]
+                        for j in range(len(fits))
+                        if j != i
+                    ]
+                    if rivals is not None:
+                        others.append(rivals)
+                    least = tuple(map(min, zip(*others, strict=True))) if others else None
+                    found = self.plan(level + 1, below[i], best, rush, least if rush else None)
                     if known is not None and self.key(known.scores) <= self.key(found.scores):
                         # the second pass, cut by (or tying) the first pass's placement of
                         # this class: keep that placement, with the second pass's bounds
@@ -705,7 +726,7 @@ class _Planner:
         if not pinned and (not fits or self.split_too):
             cheap_split = self._split_cheap(level, kids)
             if best is None or (self.beats(cheap_split, best) and not self.out_of_time()):
-                found = self.split(level, kids, best, quick)
+                found = self.split(level, kids, best, quick, rivals if quick else None)
                 options.append(found)
             else:
                 self.expired |= self.beats(cheap_split, best)
@@ -829,7 +850,12 @@ class _Planner:
         return incumbent.scores[level] + 1e-9
 
     def split(
-        self, level: int, kids: list[int], incumbent: _Candidate | None, quick: bool = False
+        self,
+        level: int,
+        kids: list[int],
+        incumbent: _Candidate | None,
+        quick: bool = False,
+        rivals: tuple[float, ...] | None = None,
     ) -> _Candidate:
         """The job spanning the switches ``kids`` of ``level``: exact there, then down (or a
         cut class when ``placement/exact-mip`` proves that level worse than ``incumbent``)."""
@@ -847,7 +873,7 @@ class _Planner:
         grid = np.asarray(kids, dtype=np.int64)[single.matrix]
         leaves = self.walk(level, grid, unit)
         scores = tuple(s.score for s in scores_of_leaves(self.inst, self.tree, leaves))
-        conditional, better = self.conditional(level, kids, single, scores, incumbent)
+        conditional, better = self.conditional(level, kids, single, scores, incumbent, rivals)
         if better is not None:
             leaves, scores = better
         bounds = [0.0] * level + [single.bound]
@@ -898,6 +924,7 @@ class _Planner:
         single: _Single,
         scores: tuple[float, ...],
         incumbent: _Candidate | None,
+        rivals: tuple[float, ...] | None = None,
     ) -> tuple[float, tuple[np.ndarray, tuple[float, ...]] | None]:
         """For ``lex``, the bound of level ``level + 1`` among the placements whose split
         ``level`` scores its proven optimum, where one side stays whole in the split's
@@ -941,7 +968,14 @@ class _Planner:
             )
         ):
             ceiling = min(ceiling, incumbent.scores[last])
-        floor = conditional_floor(whole, single.bound, start, ceiling, self.seconds_left)
+        floor = conditional_floor(
+            whole,
+            single.bound,
+            start,
+            ceiling,
+            self.seconds_left,
+            math.inf if rivals is None else round(rivals[last], DIGITS),
+        )
         ids = np.asarray([c for cs in children for c in cs], dtype=np.int64)
         offsets = np.cumsum([0] + [len(cs) for cs in children])[:-1]
         bound = 0.0 if floor is None else floor.bound
