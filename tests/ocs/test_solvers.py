@@ -173,7 +173,7 @@ def test_no_tdm_is_its_own_baseline_and_never_beats_the_oracle(inst: OcsInstance
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(inst=any_instances())
 def test_tdm_ilp_equals_the_oracle(backend: str, inst: OcsInstance) -> None:
     assert_ilp_is_oracle(backend, inst)
