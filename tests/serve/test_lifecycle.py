@@ -157,6 +157,35 @@ def _zygote(server: Any) -> Any:
     return zygote
 
 
+def test_a_request_whose_worker_ends_with_the_fork_server_is_run_again() -> None:
+    """The fork server dies while one of its workers solves: the worker ends with it (it
+    watches its parent) and the request is run once more on another worker, so it is
+    answered 200, not 500."""
+    server = start_server("serve", "--port", "0", "--workers", "1", "--grace", "5")
+    try:
+        zygote = _zygote(server)
+        answers: list[int] = []
+        body = slow(server.url, 1.5)
+        thread = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(f"{server.url}/v1/solve", json=body, timeout=60).status_code
+            )
+        )
+        thread.start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the request is in the fork server's worker
+            if httpx.get(f"{server.url}/healthz").json()["workers"]["busy"] == 1:
+                break
+            time.sleep(0.05)
+        zygote.kill()
+        thread.join()
+        assert answers == [200]
+        metrics = metric_samples(httpx.get(f"{server.url}/metrics").text)
+        assert ("topoopt_worker_restarts_total", frozenset({("reason", "crashed")})) in metrics
+    finally:
+        assert server.stop() == -signal.SIGTERM
+
+
 def test_workers_are_forked_by_the_fork_server_and_survive_its_death() -> None:
 
     server = start_server("serve", "--port", "0", "--workers", "2", "--grace", "0.2")

@@ -518,9 +518,14 @@ class ServicePool:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, function: str, args: dict[str, Any], hard_timeout: float) -> Outcome:
+    async def call(
+        self, function: str, args: dict[str, Any], hard_timeout: float, again: bool = True
+    ) -> Outcome:
         """Run ``function(args)`` (``"module:function"``) in a worker, killing it after
-        ``hard_timeout`` seconds.
+        ``hard_timeout`` seconds. A call whose worker ended because its fork server did (the
+        worker ends with it) is run once more on another worker (``again``): it failed for
+        no reason of its own (measured: a request sent within the half second a worker takes
+        to notice was answered ``500``).
 
         Raises
         ------
@@ -544,6 +549,9 @@ class ServicePool:
             code = None if killed else await self._exit_status(worker)
             text = self._failure_text(reason, hard_timeout, wall_s, code)
             self._replace(worker, reason)
+            orphaned = isinstance(worker.proc, ForkedProcess) and worker.proc.orphaned
+            if again and killed is None and orphaned:
+                return await self.call(function, args, hard_timeout, again=False)
             return Outcome(reason, None, text, wall_s)
         worker.runs += 1
         worker.clean = bool(message.pop("clean", False)) and worker.clean

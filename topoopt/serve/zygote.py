@@ -158,6 +158,12 @@ class ForkedProcess:
         """The exit status once the zygote reported it."""
         return self._zygote.exits.get(self.pid)
 
+    @property
+    def orphaned(self) -> bool:
+        """Whether its zygote ended: the worker then ends too (it watches its parent)."""
+        proc = self._zygote.proc
+        return not self._zygote.alive or proc is None or proc.poll() is not None
+
     def poll(self) -> int | None:
         """The exit status if the worker ended (as reported, or a guess if the zygote is
         gone), else ``None``."""
