@@ -702,15 +702,18 @@ class _Planner:
                         self.expired |= self.beats(bounds, best)
                         found_by[i] = self._cut(bounds, best.leaves)
                         continue
-                    others = [  # what the other classes may reach, as known so far
-                        found_by[j].bounds if j in found_by else cheap[j]
-                        for j in range(len(fits))
-                        if j != i
-                    ]
-                    if rivals is not None:
-                        others.append(rivals)
-                    least = tuple(map(min, zip(*others, strict=True))) if others else None
-                    found = self.plan(level + 1, below[i], best, rush, least if rush else None)
+                    least = None  # the first pass: what the other classes may reach
+                    if rush:
+                        others = [
+                            found_by[j].bounds if j in found_by else cheap[j]
+                            for j in range(len(fits))
+                            if j != i
+                        ]
+                        if rivals is not None:
+                            others.append(rivals)
+                        if others:
+                            least = tuple(map(min, zip(*others, strict=True)))
+                    found = self.plan(level + 1, below[i], best, rush, least)
                     if known is not None and self.key(known.scores) <= self.key(found.scores):
                         # the second pass, cut by (or tying) the first pass's placement of
                         # this class: keep that placement, with the second pass's bounds
