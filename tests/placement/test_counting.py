@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import topoopt
+from topoopt.placement.exact_mip import targets
 from topoopt.placement.exact_mip.fractional import FractionalCounting, upper_hull
 from topoopt.placement.exact_mip.targets import (
     LAGRANGE_STEPS,
@@ -19,6 +20,7 @@ from topoopt.placement.exact_mip.targets import (
     counting_floor,
     target_pairs,
 )
+from topoopt.placement.whole_side import _level
 
 from .strategies import small_instances
 from .test_properties import _feasible_by_brute_force
@@ -74,6 +76,20 @@ def test_sliding_window_table_equals_the_definition(instance, size_a, size_b):
         built = counting._build(*shape)
         assert built is not None
         assert np.array_equal(built, _reference_table(instance, *shape))
+
+
+@given(small_instances(max_cells=40, max_pods=6))
+def test_the_kept_tables_answer_like_a_fresh_build_in_both_orientations(instance):
+    """The whole table kept per process equals the definition, and so does the transposed
+    job's table, which the cache answers with this one transposed (or the reverse)."""
+    transposed = _level(instance.capacities, instance.cols, instance.rows, instance.alpha)
+    for first, second in ((instance, transposed), (transposed, instance)):
+        targets._FULL_TABLES.clear()
+        kept, other = CountingBound(first).full(), CountingBound(second).full()
+        assert kept is not None and other is not None
+        assert np.array_equal(kept, _reference_table(first, *CountingBound(first).shape))
+        assert np.array_equal(other, _reference_table(second, *CountingBound(second).shape))
+        assert np.array_equal(CountingBound(first).full(), kept)  # from the cache
 
 
 def _reference_lagrangian(instance) -> list[tuple[float, np.ndarray]]:
