@@ -491,11 +491,12 @@ class CountingBound:
         limits or ``expired()`` stops its build: the reference the lazily grown tables of
         :meth:`allows` answer like (property tests).
 
-        Kept per process (read-only, :data:`COUNTING_CACHE` of them, oldest dropped first) by
-        the job's shape and the multiset of free nodes, and the table of the transposed job
-        ``cols x rows`` is this one transposed (the gain ``min(f, a b)`` is symmetric in the
-        rows' and columns' incidences): the walk of ``placement/levels`` asks for both
-        orientations of every switch's children, which coincide for a square job."""
+        Kept per process (read-only, up to :data:`COUNTING_CACHE_BYTES` in all, oldest dropped
+        first) by the job's shape and the multiset of free nodes, and the table of the
+        transposed job ``cols x rows`` is this one transposed (the gain ``min(f, a b)`` is
+        symmetric in the rows' and columns' incidences): the walk of ``placement/levels``
+        asks for both orientations of every switch's children, which coincide for a square
+        job."""
         size_a, size_b = self.shape
         if size_a * size_b > MAX_COUNTING_CELLS or self.work > MAX_COUNTING_WORK:
             return None
@@ -508,9 +509,9 @@ class CountingBound:
         table = self._build(size_a, size_b)
         if table is not None:
             table.setflags(write=False)
-            if len(_FULL_TABLES) >= COUNTING_CACHE:
-                del _FULL_TABLES[next(iter(_FULL_TABLES))]
             _FULL_TABLES[inst.rows, inst.cols, free] = table
+            while sum(kept.nbytes for kept in _FULL_TABLES.values()) > COUNTING_CACHE_BYTES:
+                del _FULL_TABLES[next(iter(_FULL_TABLES))]
         return table
 
     def _build(self, size_a: int, size_b: int) -> np.ndarray | None:
@@ -648,9 +649,9 @@ def _window_max(values: np.ndarray, length: int) -> np.ndarray:
     return out
 
 
-COUNTING_CACHE = 256
-"""Whole counting tables kept per process (:meth:`CountingBound.full`; 66 KB each for the
-children of a group of 16 racks under a 16 x 8 job)."""
+COUNTING_CACHE_BYTES = 64 * 2**20
+"""Memory of the whole counting tables kept per process (:meth:`CountingBound.full`; 66 KB
+each for the children of a group of 16 racks under a 16 x 8 job, so about a thousand)."""
 
 _FULL_TABLES: dict[tuple[int, int, tuple[int, ...]], np.ndarray] = {}
 
