@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import topoopt
-from topoopt.core.errors import InvalidInstanceError, UnsupportedInstanceError
+from topoopt.core.errors import InvalidInstanceError, InvalidOptionError, UnsupportedInstanceError
 from topoopt.core.status import SolutionStatus
 from topoopt.placement import Leaf, Minipod, PlacementInstance, check, evaluate
 from topoopt.placement.generate import tree_instance
@@ -282,6 +282,27 @@ def test_the_floor_within_the_split_proves_what_the_floor_over_every_pod_cannot(
         1.0,
         2.5,
     ]
+
+
+def test_the_walk_without_the_smallest_racks_reaches_the_oracle() -> None:
+    """Two pods of two groups, 15 free nodes, a 6 x 2 job (12): filled as far as the free
+    nodes go, the groups use their racks of one free node and the rack score is 3.0; the
+    walk again without those racks keeps the pod and group optima and reaches the oracle's
+    rack score 2.5, which its bound proves (``trim``, the default)."""
+    tree = [[[1, 2], [4, 2]], [[2, 1], [1, 2]]]
+    inst = tree_instance("trim", tree, rows=6, cols=2, alpha=0.5,
+                         objective=LevelObjective("lex"))  # fmt: skip
+    oracle = topoopt.solve(inst, "placement/enumerate")
+    assert _result_key(inst, oracle) == (1.0, 2.0, 2.5)
+    plain = topoopt.solve(inst, "placement/levels", method="walk", trim=False)
+    assert _result_key(inst, plain) == (1.0, 2.0, 3.0)
+    result = topoopt.solve(inst, "placement/levels", method="walk")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert not check(inst, result.solution)
+    assert _result_key(inst, result) == (1.0, 2.0, 2.5)
+    assert "without the leaves of at most 1 free node;" in result.message
+    with pytest.raises(InvalidOptionError, match="trim"):
+        topoopt.solve(inst, "placement/levels", trim="yes")
 
 
 def test_weighted_walk_tries_the_constructions_below_the_split() -> None:
