@@ -220,15 +220,10 @@ class LevelsSolver(MipSolver):
         scores = tuple(s.score for s in scores_of_leaves(instance, tree, leaves))
         found = dataclasses.replace(found, leaves=leaves, scores=scores)
         proven = planner.proven(found) and not check(instance, placement)
-        if not proven:
-            alternative = _portfolio(instance, planner, found, placement, ctx)
-            if alternative is not None:
-                placement, scores, name = alternative
-                found = dataclasses.replace(found, scores=scores)
-                note += f"; incumbent from {name}"
-                proven = planner.proven(found)
-        if not proven and trim:
-            alternative = _trimmed_walks(instance, planner, found, placement, ctx)
+        for search in (_portfolio, _trimmed_walks) if trim else (_portfolio,):
+            if proven:
+                break
+            alternative = search(instance, planner, found, placement, ctx)
             if alternative is not None:
                 placement, scores, name = alternative
                 found = dataclasses.replace(found, scores=scores)
