@@ -15,17 +15,31 @@ import topoopt
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.gpuselect import GpuSelectInstance, Host, TableModel, model_from_dict
 from topoopt.gpuselect.generate import MODEL_KINDS, examples
-from topoopt.gpuselect.loaders import parse_cross_csv, parse_intra_csv, parse_topology
+from topoopt.gpuselect.loaders import (
+    CROSS_HEADER,
+    parse_cross_csv,
+    parse_intra_csv,
+    parse_topology,
+)
 from topoopt.gpuselect.topologies import APPENDIX_E_TYPES, builtin_topology
 
-INTRA = """OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)
+INTRA_HEADER = ",".join(("OP", "GPU_num", "GPU_used", "data_size(B)", "Bandwidth(GB/s)"))
+"""The nccl-tests intra-host header, its columns named one by one (the project keeps no line
+of the measured files)."""
+
+INTRA = (
+    INTRA_HEADER
+    + """
 ag,2,01,1048576,40.0
 ag,2,02,1048576,10.0
 ag,2,12,1048576,20.0
 ag,3,012,1048576,9.0
 """
+)
 
-CROSS = """OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)
+CROSS = (
+    ",".join(CROSS_HEADER)
+    + """
 ag,2,"[[0],[1]]",1048576,30.0
 ag,3,"[[0,1],[2]]",1048576,25.0
 ag,3,"[[2],[0,1]]",1048576,15.0
@@ -33,6 +47,7 @@ ag,4,"[[0,1],[0,1]]",1048576,35.0
 ag,4,"[[0,1,2],[0]]",1048576,5.0
 ag,5,"[[0,1,2],[0,1]]",1048576,4.0
 """
+)
 
 RAW_SMI = """\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity
 GPU0\t X \tNV4\tSYS\tPIX\t0-31\t0
