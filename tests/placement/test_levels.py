@@ -301,8 +301,9 @@ def test_the_walk_without_the_smallest_racks_reaches_the_oracle() -> None:
     assert not check(inst, result.solution)
     assert _result_key(inst, result) == (1.0, 2.0, 2.5)
     assert "without the leaves of at most 1 free node;" in result.message
-    with pytest.raises(InvalidOptionError, match="trim"):
-        topoopt.solve(inst, "placement/levels", trim="yes")
+    for method in ("walk", "mip"):
+        with pytest.raises(InvalidOptionError, match="trim"):
+            topoopt.solve(inst, "placement/levels", method=method, trim="yes")
 
 
 def test_weighted_walk_tries_the_constructions_below_the_split() -> None:

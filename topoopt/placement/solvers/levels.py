@@ -136,6 +136,8 @@ class LevelsSolver(MipSolver):
     ) -> Attempt:
         if method not in METHODS:
             raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+        if not isinstance(trim, bool):
+            raise InvalidOptionError(f"trim: must be true or false, got {trim!r}")
         if instance.constraints:
             reason = infeasible_reason(instance, build_tree(instance))
             if reason is not None:
@@ -144,8 +146,6 @@ class LevelsSolver(MipSolver):
             return self._mip(instance, ctx)
         if instance.n_levels == 1 and not instance.constraints:
             return self._flat(instance, ctx)
-        if not isinstance(trim, bool):
-            raise InvalidOptionError(f"trim: must be true or false, got {trim!r}")
         return self._walk(instance, ctx, method, trim)
 
     def _flat(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
@@ -418,9 +418,9 @@ def _trimmed_walks(
     counts of the leaves, largest first (the most racks left out first), until one beats
     the incumbent, within :data:`TRIM_SHARE` of the time left; a threshold that leaves
     fewer free nodes than the job needs is skipped. Instances with constraints are left as
-    they are. Measured on the benchmark's 4,096-node job (512 x 8), seeds 0-2: rack scores
-    36.5 / 35.5 / 37.0 became 35.0 / 34.5 / 36.5, the pod and group levels at the same
-    optimum (``docs/levels.md``)."""
+    they are. Measured on the benchmark's 4,096-node job (512 x 8), seeds 0-2, 10 s: rack
+    scores 36.5 / 35.5 / 37.0 became 35.0 / 34.5 / 37.0, the pod and group levels at the
+    same optimum (seed 2: 36.5 when its trimmed walks get the time; ``docs/levels.md``)."""
     if instance.constraints or instance.n_levels < 2:
         return None
     best = planner.key(found.scores) if not check(instance, placement) else None
@@ -428,13 +428,13 @@ def _trimmed_walks(
     sub = dataclasses.replace(ctx, time_limit=share, started=time.perf_counter())
     sizes = sorted({len(leaf.nodes) for pod in instance.minipods for leaf in pod.leaves} - {0})
     for t in reversed(sizes[:TRIM_ROUNDS]):
+        if sub.expired():
+            break
         pods = []
         for pod in instance.minipods:
             kept = [leaf for leaf in pod.leaves if len(leaf.nodes) > t]
             if kept:
                 pods.append(Minipod.from_leaves(pod.name, kept))
-        if sub.expired():
-            break
         if sum(pod.free_nodes for pod in pods) < instance.n_nodes:
             continue
         trimmed = dataclasses.replace(instance, minipods=tuple(pods))
