@@ -306,6 +306,28 @@ def test_the_walk_without_the_smallest_racks_reaches_the_oracle() -> None:
             topoopt.solve(inst, "placement/levels", method=method, trim="yes")
 
 
+def test_the_racks_chosen_for_all_groups_at_once_reach_the_oracle() -> None:
+    """One pod of four groups (racks of 2 + 3, 1 + 2, 1 + 3 and 3 + 1 free nodes), a 7 x 2
+    job (14 of 15 free nodes): the walk puts each group's cells on its racks alone and
+    scores 3.0 at the racks; the trimmed walks do not help; choosing every group's rows and
+    racks at once (``racks``, the default) keeps the group optimum and reaches the oracle's
+    2.5, which the walk's bound proves. A bad value gives an error naming the option."""
+    inst = tree_instance("racks", [[[2, 3], [1, 2], [1, 3], [3, 1]]], rows=7, cols=2,
+                         alpha=0.5, objective=LevelObjective("lex"))  # fmt: skip
+    oracle = topoopt.solve(inst, "placement/enumerate")
+    assert _result_key(inst, oracle) == (0.0, 2.0, 2.5)
+    for trim in (False, True):
+        plain = topoopt.solve(inst, "placement/levels", method="walk", trim=trim, racks=False)
+        assert _result_key(inst, plain) == (0.0, 2.0, 3.0)
+    result = topoopt.solve(inst, "placement/levels", method="walk")
+    assert result.status is SolutionStatus.OPTIMAL
+    assert _result_key(inst, result) == (0.0, 2.0, 2.5)
+    assert "the racks of whole groups chosen for their columns" in result.message
+    for method in ("walk", "mip"):
+        with pytest.raises(InvalidOptionError, match="racks"):
+            topoopt.solve(inst, "placement/levels", method=method, racks=1)
+
+
 def test_weighted_walk_tries_the_constructions_below_the_split() -> None:
     """The whole-side and block constructions below the split were tried for ``lex`` only; a
     ``weighted`` instance then kept a worse rack placement (15.0 here, 14.0 with them)."""

@@ -27,7 +27,8 @@ def _highs() -> Any:
 
 
 class SparseMilp:
-    """A feasibility MILP (no objective) assembled row by row.
+    """A MILP assembled row by row: a feasibility model, or the least total cost when
+    columns have costs (``var(..., cost=...)``).
 
     Examples
     --------
@@ -42,13 +43,15 @@ class SparseMilp:
         self.lower: list[float] = []
         self.upper: list[float] = []
         self.integer: list[bool] = []
+        self.cost: list[float] = []
         self.rows: list[tuple[Mapping[int, float], float, float]] = []
 
-    def var(self, lower: float, upper: float, *, integer: bool = False) -> int:
-        """A new column with its bounds; returns its index."""
+    def var(self, lower: float, upper: float, *, integer: bool = False, cost: float = 0.0) -> int:
+        """A new column with its bounds and its cost in the objective; returns its index."""
         self.lower.append(lower)
         self.upper.append(upper)
         self.integer.append(integer)
+        self.cost.append(cost)
         return len(self.lower) - 1
 
     def row(
@@ -61,7 +64,8 @@ class SparseMilp:
         self, time_limit: float = math.inf, backend: Literal["highs", "scip"] = "highs"
     ) -> tuple[Status, list[float]]:
         """``("feasible", x)``, ``("infeasible", [])`` or ``("unknown", [])`` (time limit or
-        any other outcome), by HiGHS or SCIP."""
+        any other outcome), by HiGHS or SCIP. With costs, ``x`` is the least-cost solution
+        found: optimal unless the time limit stopped the search after a first solution."""
         if backend == "scip":
             return self._solve_scip(time_limit)
         return self._solve_highs(time_limit)
@@ -92,7 +96,7 @@ class SparseMilp:
         lp = highspy.HighsLp()
         lp.num_col_ = n
         lp.num_row_ = len(self.rows)
-        lp.col_cost_ = np.zeros(n)
+        lp.col_cost_ = np.array(self.cost, dtype=float)
         lp.col_lower_ = np.array(self.lower, dtype=float)
         lp.col_upper_ = np.array([min(u, inf) for u in self.upper], dtype=float)
         lp.row_lower_ = np.array([max(lo, -inf) for _, lo, _ in self.rows], dtype=float)
@@ -121,7 +125,8 @@ class SparseMilp:
         h.setOptionValue("time_limit", inf)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", []
-        if status != highspy.HighsModelStatus.kOptimal:
+        found = h.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+        if status != highspy.HighsModelStatus.kOptimal and not found:
             return "unknown", []
         return "feasible", list(h.getSolution().col_value)
 
@@ -162,8 +167,12 @@ class ScipRun:
         scip.hideOutput()
         scip.setParam("misc/usesymmetry", SYMMETRY_WITHOUT_ORBITAL_REDUCTION)
         self.xs = [
-            scip.addVar(vtype="I" if integer else "C", lb=lo, ub=None if up == math.inf else up)
-            for lo, up, integer in zip(milp.lower, milp.upper, milp.integer, strict=True)
+            scip.addVar(
+                vtype="I" if integer else "C", lb=lo, ub=None if up == math.inf else up, obj=cost
+            )
+            for lo, up, integer, cost in zip(
+                milp.lower, milp.upper, milp.integer, milp.cost, strict=True
+            )
         ]
         for coefs, lo, up in milp.rows:
             expr = quicksum(v * self.xs[c] for c, v in coefs.items())
@@ -188,6 +197,6 @@ class ScipRun:
         status = scip.getStatus()
         if status == "infeasible":
             return "infeasible", []
-        if status != "optimal":
+        if status != "optimal" and scip.getNSols() == 0:
             return "unknown", []
         return "feasible", [scip.getVal(x) for x in self.xs]

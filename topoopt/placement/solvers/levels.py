@@ -27,7 +27,10 @@ level by level, for ``weighted`` their weighted sums).
 
 An unproven walk also tries the placements of the production placers of :data:`PORTFOLIO`
 (Kueue, KAI, Slurm, Volcano) and keeps the best: ``placement/levels`` is never worse than
-them, and one of theirs that meets the walk's bounds is proven optimal.
+them, and one of theirs that meets the walk's bounds is proven optimal. Then the racks of
+the incumbent's whole groups are chosen for all of them at once (option ``racks``,
+:mod:`topoopt.placement.column_racks`), and the walk is tried again without the smallest
+leaves (option ``trim``, :func:`_trimmed_walks`).
 
 Method ``auto`` (default) walks, and when the walk is not proven and the model of the whole
 tree is small (:data:`MIP_ASSIGNMENTS`) solves it from the walk's placement. An instance
@@ -37,6 +40,7 @@ without leaves has one level: ``exact-mip`` solves it. See ``docs/levels.md``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -61,6 +65,7 @@ from topoopt.placement.tree import (
     DIGITS,
     Tree,
     build_tree,
+    cell_leaf_array,
     d,
     fewest_holding,
     level_scores,
@@ -70,8 +75,15 @@ from topoopt.placement.tree import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from topoopt.placement.split_blocks import Blocks, Frontier
     from topoopt.placement.whole_side import WholeSide
+
+    _Search = Callable[
+        [PlacementInstance, "_Planner", "_Candidate", Placement, SolveContext],
+        "tuple[Placement, tuple[float, ...], str] | None",
+    ]
 
 METHODS = ("auto", "walk", "mip")
 """Values of the option ``method``."""
@@ -118,6 +130,8 @@ class LevelsSolver(MipSolver):
     Option ``method``: ``"mip"`` (the model of the whole tree) or ``"auto"`` (default; the
     same for now). Option ``trim`` (default ``True``): an unproven walk is tried again
     without the smallest leaves (:func:`_trimmed_walks`, at most half the time left).
+    Option ``racks`` (default ``True``): an unproven placement's whole groups get their racks
+    chosen for all of them at once (:func:`_column_racks`).
     """
 
     name = "placement/levels"
@@ -133,11 +147,13 @@ class LevelsSolver(MipSolver):
         *,
         method: str = "auto",
         trim: bool = True,
+        racks: bool = True,
     ) -> Attempt:
         if method not in METHODS:
             raise InvalidOptionError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
-        if not isinstance(trim, bool):
-            raise InvalidOptionError(f"trim: must be true or false, got {trim!r}")
+        for name, value in (("trim", trim), ("racks", racks)):
+            if not isinstance(value, bool):
+                raise InvalidOptionError(f"{name}: must be true or false, got {value!r}")
         if instance.constraints:
             reason = infeasible_reason(instance, build_tree(instance))
             if reason is not None:
@@ -146,7 +162,15 @@ class LevelsSolver(MipSolver):
             return self._mip(instance, ctx)
         if instance.n_levels == 1 and not instance.constraints:
             return self._flat(instance, ctx)
-        return self._walk(instance, ctx, method, trim)
+        searches = tuple(
+            search
+            for search, wanted in (
+                (_column_racks, racks),
+                (functools.partial(_trimmed_walks, racks=racks), trim),
+            )
+            if wanted
+        )
+        return self._walk(instance, ctx, method, searches)
 
     def _flat(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
         """One level: ``placement/exact-mip`` on the instance (its answer and bound)."""
@@ -174,10 +198,16 @@ class LevelsSolver(MipSolver):
         )
 
     def _walk(
-        self, instance: PlacementInstance, ctx: SolveContext, method: str, trim: bool
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        method: str,
+        searches: tuple[_Search, ...],
     ) -> Attempt:
-        """The walk down the tree (:class:`_Planner`), then the whole-tree model if it is
-        unproven and small (``auto``)."""
+        """The walk down the tree (:class:`_Planner`); when it is unproven, the production
+        placers' placements (:func:`_portfolio`) and ``searches`` in turn, each from the
+        best placement so far; then the whole-tree model if it is still unproven and small
+        (``auto``)."""
         from topoopt.placement.formulations.levels import model_size
 
         t0 = time.perf_counter()
@@ -220,7 +250,7 @@ class LevelsSolver(MipSolver):
         scores = tuple(s.score for s in scores_of_leaves(instance, tree, leaves))
         found = dataclasses.replace(found, leaves=leaves, scores=scores)
         proven = planner.proven(found) and not check(instance, placement)
-        for search in (_portfolio, _trimmed_walks) if trim else (_portfolio,):
+        for search in (_portfolio, *searches):
             if proven:
                 break
             alternative = search(instance, planner, found, placement, ctx)
@@ -392,6 +422,53 @@ def _portfolio(
     return out
 
 
+RACKS_SHARE = 0.25
+"""Share of the time left that :func:`_column_racks` may take."""
+
+
+def _column_racks(
+    instance: PlacementInstance,
+    planner: _Planner,
+    found: _Candidate,
+    placement: Placement,
+    ctx: SolveContext,
+) -> tuple[Placement, tuple[float, ...], str] | None:
+    """The incumbent with the racks of its whole groups chosen for all of them at once
+    (:func:`~topoopt.placement.column_racks.rechoose`, within :data:`RACKS_SHARE` of the
+    time left), when that beats it: a construction, the bounds stay the walk's.
+
+    The walk puts each group's cells on its racks one group at a time, but a column's
+    racks add up over its groups. Measured on the benchmark's 4,096-node job (512 x 8),
+    seeds 0-2, 10 s: see ``docs/levels.md`` ("Racks for the columns"). Instances with
+    constraints are left as they are."""
+    if instance.constraints or instance.n_levels < 2 or check(instance, placement):
+        return None
+    better = _rechosen(instance, planner, placement, ctx)
+    if better is None or planner.key(better[1]) >= planner.key(found.scores):
+        return None
+    return (*better, "the racks of whole groups chosen for their columns")
+
+
+def _rechosen(
+    instance: PlacementInstance, planner: _Planner, placement: Placement, ctx: SolveContext
+) -> tuple[Placement, tuple[float, ...]] | None:
+    """``placement`` (feasible) with its whole groups' racks chosen again and its scores,
+    when that lowers its objective (:func:`~topoopt.placement.column_racks.rechoose`,
+    within :data:`RACKS_SHARE` of the time ``ctx`` has left)."""
+    from topoopt.placement.column_racks import rechoose
+
+    tree = build_tree(instance)
+    seconds = math.inf if ctx.time_limit is None else RACKS_SHARE * ctx.time_left()
+    leaves = cell_leaf_array(instance, placement, tree)
+    grid = rechoose(instance, tree, leaves, planner.key, seconds)
+    if grid is None:
+        return None
+    candidate = placement_from_leaves(instance, tree, grid)
+    if check(instance, candidate):
+        return None
+    return candidate, tuple(s.score for s in scores_of_leaves(instance, tree, grid))
+
+
 TRIM_ROUNDS = 3
 """Thresholds :func:`_trimmed_walks` tries: the smallest distinct free-node counts of the
 leaves."""
@@ -406,10 +483,11 @@ def _trimmed_walks(
     found: _Candidate,
     placement: Placement,
     ctx: SolveContext,
+    racks: bool = False,
 ) -> tuple[Placement, tuple[float, ...], str] | None:
     """The walk again on the instance without its smallest leaves (those of at most ``t``
-    free nodes), when it beats the incumbent on the instance itself: a construction, the
-    bounds stay those of the whole instance.
+    free nodes), when it beats the incumbent on the instance itself (with ``racks``, after
+    :func:`_rechosen`): a construction, the bounds stay those of the whole instance.
 
     The walk fills the switches of its split level as far as their free nodes go, blind to
     the levels below: a group filled to its last free node uses its smallest racks, and
@@ -446,6 +524,9 @@ def _trimmed_walks(
         if check(instance, candidate):
             continue
         scores = tuple(s.score for s in level_scores(instance, candidate))
+        polished = _rechosen(instance, planner, candidate, sub) if racks else None
+        if polished is not None and planner.key(polished[1]) < planner.key(scores):
+            candidate, scores = polished
         if best is None or planner.key(scores) < best:
             nodes = f"{t} free node{'s' if t > 1 else ''}"
             return candidate, scores, f"the walk without the leaves of at most {nodes}"
