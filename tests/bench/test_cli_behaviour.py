@@ -215,3 +215,20 @@ def test_report_warns_about_what_it_leaves_out(tmp_path: Path) -> None:
         f"warning: {empty}: empty, no records",
     ]
     assert "report of 1 record(s)" in result.stdout
+
+
+def test_all_solvers_means_those_that_support_each_instance() -> None:
+    """``--solvers all`` plans, per instance, the solvers that support it: not
+    ``partition/heuristic-ilp`` on a graph without intra-cluster data (it ran and gave an
+    error record on every such instance), but on the files that have that data; named,
+    it is planned on every instance (and its record says why it cannot run)."""
+    from topoopt.bench.runner import plan
+
+    root = Path(__file__).resolve().parents[2] / "instances" / "partition"
+    paths = [root / "small" / "small-0-0.json", root / "tpa-small" / "tpa-small-0-0.json"]
+    every = {(t.instance, t.solver) for t in plan(paths, solvers="all")}
+    assert ("small-0-0", "partition/heuristic-ilp") not in every
+    assert ("tpa-small-0-0", "partition/heuristic-ilp") in every
+    assert ("small-0-0", "partition/greedy-lowcut") in every
+    named = {(t.instance, t.solver) for t in plan(paths, solvers=["heuristic-ilp"])}
+    assert named == {(name, "partition/heuristic-ilp") for name in ("small-0-0", "tpa-small-0-0")}

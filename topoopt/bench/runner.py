@@ -150,7 +150,10 @@ def plan(
     paths
         Suite folders and instance files.
     solvers
-        ``"all"`` or solver names (see :func:`select_solvers`).
+        ``"all"`` or solver names (see :func:`select_solvers`). ``"all"`` runs, on each
+        instance, the solvers that support it (``topoopt.solvers_for(instance)``: e.g. not
+        ``partition/heuristic-ilp`` on a graph without intra-cluster data); a solver named
+        on an instance it does not support gives an error record saying why.
     backends
         MIP backends; every solver that uses one runs once per backend, the others once
         (with backend ``None``).
@@ -195,13 +198,17 @@ def plan(
         raise TopooptError("no instance files found")
     families = sorted({f.instance.family for f in files})
     chosen = select_solvers(solvers, families)
+    every = solvers == ALL_SOLVERS or list(solvers) == [ALL_SOLVERS]
     use_backends = _check_backends(backends) if any(s.uses_backend for s in chosen) else []
     tasks: dict[tuple[object, ...], Task] = {}
     for file in files:
         inst = file.instance
         family = get_family(inst.family)
         digest = instance_hash(inst)
+        supported = {info.name for info in solvers_for(inst)} if every else None
         for info in (s for s in chosen if s.family == inst.family):
+            if supported is not None and info.name not in supported:
+                continue
             for backend in use_backends if info.uses_backend else [None]:
                 for seed in dict.fromkeys(seeds):
                     for rep in range(repeat):
