@@ -87,11 +87,12 @@ def test_an_option_splits_into_racks_that_serve_its_rows(free: list[int]) -> Non
 
 
 @st.composite
-def whole_starts(draw: st.DrawFn) -> tuple[PlacementInstance, np.ndarray]:
-    """A tree of one or two pods of 2-4 groups (racks of 0-4 free nodes), a job of one or
-    two columns, and a placement whose groups are whole by construction: each group takes
-    some rows (within its free nodes) and puts their cells on its racks at random."""
-    columns = draw(st.sampled_from([1, 2]))
+def starts(draw: st.DrawFn) -> tuple[PlacementInstance, np.ndarray]:
+    """A tree of one or two pods of 2-4 groups (racks of 0-4 free nodes), a job of one to
+    three columns, and a placement: either *whole* groups (each group takes some rows,
+    within its free nodes, and puts their cells on its racks at random) or *loose* (every
+    cell on a free node drawn at random), whose groups are seldom whole."""
+    columns = draw(st.sampled_from([1, 2, 3]))
     spec = [
         [draw(st.lists(st.integers(0, 4), min_size=1, max_size=4)) for _ in range(groups)]
         for groups in draw(st.lists(st.integers(2, 4), min_size=1, max_size=2))
@@ -104,12 +105,17 @@ def whole_starts(draw: st.DrawFn) -> tuple[PlacementInstance, np.ndarray]:
     mode = draw(st.sampled_from(["lex", "weighted"]))
     objective = {"levels": "weighted", "weights": (1, 2, 4)} if mode == "weighted" else mode
     alpha = draw(st.integers(0, 10)) / 10
-    instance = tree_instance("whole", spec, rows=rows, cols=columns, alpha=alpha,
+    instance = tree_instance("start", spec, rows=rows, cols=columns, alpha=alpha,
                              objective=objective)  # fmt: skip
     tree = build_tree(instance)
     rng = draw(st.randoms(use_true_random=False))
     leaves = np.zeros((rows, columns), dtype=np.int64)
     under = tree.leaves_under(tree.n_levels - 2)
+    if draw(st.booleans()):  # loose
+        slots = [k for k in range(tree.n_leaves) for _ in range(int(tree.leaf_free[k]))]
+        rng.shuffle(slots)
+        leaves[:] = np.asarray(slots[: rows * columns]).reshape(rows, columns)
+        return instance, leaves
     row = 0
     for group, take in enumerate(takes):
         slots = [k for k in under[group] for _ in range(int(tree.leaf_free[k]))]
@@ -122,13 +128,14 @@ def whole_starts(draw: st.DrawFn) -> tuple[PlacementInstance, np.ndarray]:
 
 
 @SETTINGS
-@given(whole_starts())
+@given(starts())
 def test_rechosen_racks_keep_every_level_above_and_lower_the_objective(
     start: tuple[PlacementInstance, np.ndarray],
 ) -> None:
-    """From a placement of whole groups with racks taken at random, the re-chosen leaves are
-    a feasible placement, no level above the leaves scores worse and the objective is lower
-    (or ``None`` when no choice lowers it); they are never better than the oracle."""
+    """From a placement of whole groups with racks taken at random, or of cells anywhere,
+    the re-chosen leaves are a feasible placement, no level above the leaves scores worse
+    and the objective is lower (or ``None`` when no choice lowers it); they are never
+    better than the oracle."""
     instance, leaves = start
     tree = build_tree(instance)
     before = scores_of_leaves(instance, tree, leaves)

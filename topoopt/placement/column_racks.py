@@ -1,4 +1,4 @@
-"""The racks of whole row blocks chosen for every group at once (``placement/levels``).
+"""The racks of a placement's groups chosen for every group at once (``placement/levels``).
 
 The walk of ``placement/levels`` puts each switch's cells on its children one switch at a
 time (:func:`~topoopt.placement.levels.assign_leaves`), but a column's leaf-level spread is
@@ -8,24 +8,29 @@ takes a placement's groups as they are and chooses their racks again, for all of
 once (``docs/levels.md``, "Racks for the columns"):
 
 * a group is *whole* when it holds every cell of its columns ``C_g`` in each of its rows
-  (``|rows| x |C_g|`` cells) and ``|C_g| <= 2``; the others keep their racks;
+  (``|rows| x |C_g|`` cells);
 * whole groups with the same parent switch and the same columns form a *class*: its rows can
   move between its groups (each row keeps all its ``C`` cells in one group of the class), and
   two classes under one parent can exchange groups, without raising any spread above the
   leaves (the cells of a class in a row stay in one group, its columns in as many groups,
   under the same switches);
-* per group and option ``o`` (racks per column), the largest number of rows ``m_o`` that
-  ``o`` serves (:func:`rack_options`); the choice of every group's rows ``r_g`` and option is
-  then a small integer programme (:func:`choose`)::
+* a whole group of one or two columns has options ``o`` (racks per column), each with the
+  largest number of rows ``m_o`` it serves (:func:`rack_options`); the other groups (more
+  columns, or not whole: their cells stay in them) are modelled rack by rack, with ``q[k,
+  c]`` cells and a binary ``u[k, c]`` per rack and column, up to :data:`MAX_RACK_COLUMNS`
+  pairs (beyond, they keep their racks: ``fixed_c``). The choice of every group's rows and
+  racks is then a small integer programme (:func:`choose`)::
 
       minimise A
-      sum_o z[g, o] = 1,   r_g <= sum_o m_o z[g, o]            (every whole group g)
+      sum_o z[g, o] = 1,   r_g <= sum_o m_o z[g, o]            (groups with options)
+      sum_k q[k, c] = r_g (whole) or n_gc (not),  q[k, c] <= f_k u[k, c],
+      sum_c q[k, c] <= f_k                                      (groups rack by rack)
       sum_{g in K} r_g = R_K                                    (every class K)
-      fixed_c + sum_{g, o} x_c(o) z[g, o] <= A                  (every column c)
+      fixed_c + sum_{g, o} x_c(o) z[g, o] + sum_{g, k} u[k, c] <= A     (every column c)
 
-  with ``fixed_c`` the racks column ``c`` takes in the groups that are not whole;
-* the groups' exchanges between classes are searched first (:func:`regroup`) on the
-  programme's relaxation to the least total number of racks per class.
+* the groups' exchanges between classes of one or two columns are searched first
+  (:func:`regroup`) on the programme's relaxation to the least total number of racks per
+  class.
 
 It is a construction (the bounds of ``placement/levels`` are unchanged), and only rack counts
 are chosen: the rows' leaf-level spreads follow; :func:`rechoose` returns the leaves only when
@@ -49,8 +54,12 @@ from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.tree import Tree, scores_of_leaves
 
 MAX_RACKS = 64
-"""The most racks (leaves with free nodes) a whole group may have here (its options are
-built from subset sums over them)."""
+"""The most racks (leaves with free nodes) a modelled group may have (the options of one or
+two columns are built from subset sums over them)."""
+
+MAX_RACK_COLUMNS = 512
+"""The most (rack, column) pairs of the groups modelled rack by rack, over all of them (each
+is a binary of the programme); the groups beyond keep their racks."""
 
 Option = tuple[int, ...]
 """Racks per column of a group (its columns in increasing order)."""
@@ -135,6 +144,10 @@ def _balanced(sizes: Sequence[int]) -> list[int]:
     return [int(balance[row].max()) if row.any() else -1 for row in reach]
 
 
+Key = tuple[int, tuple[int, ...]]
+"""A class: the parent switch of its groups (``-1`` at the top level) and their columns."""
+
+
 @dataclass
 class Groups:
     """A placement's groups (the switches one level above the leaves), as this module
@@ -143,19 +156,28 @@ class Groups:
     Attributes
     ----------
     classes
-        ``(parent, columns) -> [group, ...]``: the whole groups by class.
+        ``(parent, columns) -> [group, ...]``: the whole groups by class (options for one
+        or two columns, rack by rack for more).
     rows
         ``group -> rows`` (sorted) of every whole group.
+    partial
+        ``group -> {column: rows}`` of the groups that are not whole but are modelled rack
+        by rack with their cells as they are.
     racks
-        ``group -> leaves`` of every whole group (its leaves with free nodes).
+        ``group -> leaves`` of every group above (its leaves with free nodes).
     fixed
-        ``column -> racks`` it takes in the groups that are not whole.
+        ``column -> racks`` it takes in the groups left as they are (too large to model).
+    now
+        ``column -> racks`` it takes now in the groups modelled rack by rack (for the
+        relaxation of :func:`regroup`).
     """
 
-    classes: dict[tuple[int, tuple[int, ...]], list[int]] = field(default_factory=dict)
+    classes: dict[Key, list[int]] = field(default_factory=dict)
     rows: dict[int, list[int]] = field(default_factory=dict)
+    partial: dict[int, dict[int, list[int]]] = field(default_factory=dict)
     racks: dict[int, list[int]] = field(default_factory=dict)
     fixed: dict[int, int] = field(default_factory=dict)
+    now: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tree: Tree, leaves: np.ndarray) -> Groups:
@@ -164,48 +186,92 @@ class Groups:
         level = tree.n_levels - 2
         group_of = tree.switch[level][leaves]
         out = cls()
-        classes: dict[tuple[int, tuple[int, ...]], list[int]] = defaultdict(list)
+        classes: dict[Key, list[int]] = defaultdict(list)
         fixed: dict[int, int] = defaultdict(int)
+        now: dict[int, int] = defaultdict(int)
         under = tree.leaves_under(level)
+        cells = 0
         for g in np.unique(group_of).tolist():
             rows, cols = np.nonzero(group_of == g)
             row_set, col_set = sorted(set(rows.tolist())), sorted(set(cols.tolist()))
             racks = [k for k in under[g] if tree.leaf_free[k] > 0]
             whole = len(rows) == len(row_set) * len(col_set)
-            if whole and len(col_set) <= 2 and len(racks) <= MAX_RACKS:
+            small = len(racks) <= MAX_RACKS
+            modelled = len(col_set) > 2 or not whole
+            taken = {c: len(set(leaves[rows[cols == c], c].tolist())) for c in col_set}
+            if small and modelled and cells + len(racks) * len(col_set) <= MAX_RACK_COLUMNS:
+                cells += len(racks) * len(col_set)
+                for c in col_set:
+                    now[c] += taken[c]
+            elif not small or modelled:
+                for c in col_set:
+                    fixed[c] += taken[c]
+                continue
+            out.racks[g] = racks
+            if whole:
                 parent = int(tree.parent[level][g]) if level > 0 else -1
                 classes[(parent, tuple(col_set))].append(g)
-                out.rows[g], out.racks[g] = row_set, racks
-                continue
-            for c in col_set:
-                fixed[c] += len(set(leaves[rows[cols == c], c].tolist()))
-        out.classes, out.fixed = dict(classes), dict(fixed)
+                out.rows[g] = row_set
+            else:
+                out.partial[g] = {c: sorted(rows[cols == c].tolist()) for c in col_set}
+        out.classes, out.fixed, out.now = dict(classes), dict(fixed), dict(now)
         return out
 
-    def class_rows(self, key: tuple[int, tuple[int, ...]]) -> int:
+    def class_rows(self, key: Key) -> int:
         """``R_K``: the rows of class ``key``."""
         return sum(len(self.rows[g]) for g in self.classes[key])
 
 
+Choice = tuple[int, Option | dict[int, dict[int, int]]]
+"""A group's rows and its option (one or two columns) or its cells per column and rack
+(positions in its racks; the groups modelled rack by rack)."""
+
+
 def choose(
     groups: Groups,
-    classes: dict[tuple[int, tuple[int, ...]], list[int]],
+    classes: dict[Key, list[int]],
     options: dict[int, dict[Option, int]],
+    free: np.ndarray,
     seconds: float,
-) -> tuple[int, dict[int, tuple[int, Option]]] | None:
-    """The rows and option of every whole group that minimise the most racks of a column
-    (the programme of the module docstring; HiGHS, at most ``seconds``): that number and
-    ``group -> (rows, option)``, or ``None`` without a solution in time."""
+) -> tuple[int, dict[int, Choice]] | None:
+    """The rows and racks of every modelled group that minimise the most racks of a column
+    (the programme of the module docstring, with the groups of more columns or not whole
+    rack by rack; HiGHS, at most ``seconds``): that number and ``group -> choice``, or
+    ``None`` without a solution in time."""
     milp = SparseMilp()
     most = milp.var(0, math.inf, integer=True, cost=1.0)
     on_column: dict[int, dict[int, float]] = defaultdict(dict)
     picks: dict[int, tuple[int, list[tuple[int, Option]]]] = {}
+    cells: dict[int, tuple[int, dict[int, dict[int, int]]]] = {}
+
+    def rack_by_rack(g: int, need: dict[int, int | None], rows: int) -> None:
+        """``q[k, c]`` cells of column ``c`` on rack ``k``, ``u[k, c]`` whether it is used;
+        a column takes ``need[c]`` cells (``None``: the group's rows ``rows``)."""
+        sizes = [int(free[k]) for k in groups.racks[g]]
+        q: dict[int, dict[int, int]] = {c: {} for c in need}
+        for k, size in enumerate(sizes):
+            for c in need:
+                q[c][k] = milp.var(0, size, integer=True)
+                used = milp.var(0, 1, integer=True)
+                milp.row({q[c][k]: 1, used: -size}, upper=0)
+                on_column[c][used] = 1
+            milp.row({q[c][k]: 1 for c in need}, upper=size)
+        for c, n in need.items():
+            if n is None:
+                milp.row({**{v: 1 for v in q[c].values()}, rows: -1}, 0, 0)
+            else:
+                milp.row({v: 1 for v in q[c].values()}, n, n)
+        cells[g] = (rows, q)
+
     for key, members in classes.items():
         columns, total = key[1], groups.class_rows(key)
         rows_of: dict[int, float] = {}
         for g in members:
             rows = milp.var(0, total, integer=True)
             rows_of[rows] = 1
+            if len(columns) > 2:
+                rack_by_rack(g, dict.fromkeys(columns), rows)
+                continue
             chosen = []
             served: dict[int, float] = {rows: 1}
             for option, m in options[g].items():
@@ -219,15 +285,21 @@ def choose(
             milp.row(served, upper=0)
             picks[g] = (rows, chosen)
         milp.row(rows_of, total, total)
+    for g, by_column in groups.partial.items():
+        rows = milp.var(0, 0, integer=True)
+        rack_by_rack(g, {c: len(r) for c, r in by_column.items()}, rows)
     for c, terms in on_column.items():
         milp.row(terms | {most: -1}, upper=-groups.fixed.get(c, 0))
     status, x = milp.solve(seconds)
     if status != "feasible":
         return None
-    out = {}
+    out: dict[int, Choice] = {}
     for g, (rows, chosen) in picks.items():
         option = next(o for z, o in chosen if x[z] > 0.5)
         out[g] = (round(x[rows]), option)
+    for g, (rows, q) in cells.items():
+        placed = {c: {k: round(x[v]) for k, v in on.items() if round(x[v])} for c, on in q.items()}
+        out[g] = (round(x[rows]), placed)
     return round(x[most]), out
 
 
@@ -253,21 +325,23 @@ def regroup(
             best = _min_plus(best, least[g])
         return float(best[-1])
 
-    def value(totals: dict[tuple[int, tuple[int, ...]], float]) -> tuple[float, ...]:
+    def value(totals: dict[Key, float]) -> tuple[float, ...]:
         share: dict[int, float] = defaultdict(float, groups.fixed)
+        for c, racks in groups.now.items():
+            share[c] += racks
         for (_, columns), t in totals.items():
             for c in columns:
                 share[c] += t / len(columns)
         return tuple(round(v, 9) for v in sorted(share.values(), reverse=True))
 
     classes = {key: list(members) for key, members in groups.classes.items()}
-    totals = {key: total(key, members) for key, members in classes.items()}
+    totals = {key: total(key, members) for key, members in classes.items() if len(key[1]) <= 2}
     current = value(totals)
     improved = True
     while improved and not out_of_time():
         improved = False
         for k1, k2 in itertools.combinations(classes, 2):
-            if k1[0] != k2[0] or len(k1[1]) != len(k2[1]):
+            if k1[0] != k2[0] or len(k1[1]) != len(k2[1]) or len(k1[1]) > 2:
                 continue
             for i, j in itertools.product(range(len(classes[k1])), range(len(classes[k2]))):
                 if out_of_time():
@@ -354,15 +428,17 @@ def _subset(
 def deal(
     leaves: np.ndarray,
     groups: Groups,
-    classes: dict[tuple[int, tuple[int, ...]], list[int]],
-    plan: dict[int, tuple[int, Option]],
+    classes: dict[Key, list[int]],
+    plan: dict[int, Choice],
     free: np.ndarray,
 ) -> np.ndarray:
-    """The leaves with every whole group's rows and racks as ``plan`` says (``classes``:
-    the groups of each class, exchanged or not). Per class, a row stays in its group while
-    the group is still in the class and short of its rows; the others fill the groups still
-    short, in turn. Per group, its first column fills its racks ``A`` in turn and then the
-    shared rack, the second its racks ``B`` and what the shared rack has left."""
+    """The leaves with every modelled group's rows and racks as ``plan`` says
+    (``classes``: the groups of each class, exchanged or not). Per class, a row stays in its
+    group while the group is still in the class and short of its rows; the others fill the
+    groups still short, in turn. Per group of one or two columns, the first column fills its
+    racks ``A`` in turn and then the shared rack, the second its racks ``B`` and what the
+    shared rack has left; in a group modelled rack by rack each column takes its racks'
+    cells as planned, its rows in order."""
     out = leaves.copy()
     for key, members in classes.items():
         quota = {g: plan[g][0] for g in members}
@@ -379,17 +455,38 @@ def deal(
                 placed[g].append(moving.pop())
         assert not moving, "the plan's rows must add up to the class's"
         for g in members:
-            racks = groups.racks[g]
-            room = [int(free[k]) for k in racks]
-            parts = _split(room, quota[g], plan[g][1])
-            shared = parts[2] if len(parts) == 3 else []
-            for c, own in zip(key[1], parts, strict=False):
-                slots = (i for i in [*own, *shared] for _ in range(room[i]))
-                for r in sorted(placed[g]):
-                    i = next(slots)
-                    room[i] -= 1
-                    out[r, c] = racks[i]
+            _place(out, groups.racks[g], free, plan[g], dict.fromkeys(key[1], sorted(placed[g])))
+    for g, by_column in groups.partial.items():
+        _place(out, groups.racks[g], free, plan[g], by_column)
     return out
+
+
+def _place(
+    out: np.ndarray,
+    racks: list[int],
+    free: np.ndarray,
+    choice: Choice,
+    rows_of: dict[int, list[int]],
+) -> None:
+    """Column ``c``'s cells in rows ``rows_of[c]`` on ``racks`` as ``choice`` says, into
+    ``out``."""
+    room = [int(free[k]) for k in racks]
+    rows, how = choice
+    if isinstance(how, dict):  # cells per column and rack
+        slots = {c: [k for k, n in sorted(on.items()) for _ in range(n)] for c, on in how.items()}
+    else:
+        parts = _split(room, rows, how)
+        shared = parts[2] if len(parts) == 3 else []
+        slots = {}
+        for c, own in zip(rows_of, parts, strict=False):
+            slots[c] = []
+            for i in [*own, *shared]:
+                take = min(room[i], rows - len(slots[c]))
+                slots[c].extend([i] * take)
+                room[i] -= take
+    for c, column_rows in rows_of.items():
+        for r, i in zip(column_rows, slots[c], strict=False):
+            out[r, c] = racks[i]
 
 
 def rechoose(
@@ -412,11 +509,12 @@ def rechoose(
         return time.perf_counter() - started >= seconds
 
     groups = Groups.of(tree, leaves)
-    if not groups.classes:
+    if not groups.classes and not groups.partial:
         return None
     options = {
-        g: _options(tuple(sorted(int(tree.leaf_free[k]) for k in groups.racks[g])), len(key[1]))
-        for key, members in groups.classes.items()
+        g: _options(tuple(sorted(int(tree.leaf_free[k]) for k in groups.racks[g])), len(c[1]))
+        for c, members in groups.classes.items()
+        if len(c[1]) <= 2
         for g in members
     }
     free = tree.leaf_free
@@ -432,7 +530,7 @@ def rechoose(
         left = seconds - (time.perf_counter() - started)
         if left <= 0:
             break
-        found = choose(groups, classes, options, left)
+        found = choose(groups, classes, options, free, left)
         if found is None:
             continue
         grid = deal(leaves, groups, classes, found[1], free)
