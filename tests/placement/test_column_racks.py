@@ -1,4 +1,4 @@
-"""The racks of whole groups chosen for all groups at once (``placement/column_racks``):
+"""The racks of a placement's groups chosen for all groups at once (``column_racks``):
 the options against their definition, the split of an option into racks, and the
 re-chosen placements (feasible, no level above the leaves worse, the objective better)."""
 

@@ -322,7 +322,7 @@ def test_the_racks_chosen_for_all_groups_at_once_reach_the_oracle() -> None:
     result = topoopt.solve(inst, "placement/levels", method="walk")
     assert result.status is SolutionStatus.OPTIMAL
     assert _result_key(inst, result) == (0.0, 2.0, 2.5)
-    assert "the racks of whole groups chosen for their columns" in result.message
+    assert "the groups' racks chosen for their columns" in result.message
     for method in ("walk", "mip"):
         with pytest.raises(InvalidOptionError, match="racks"):
             topoopt.solve(inst, "placement/levels", method=method, racks=1)

@@ -501,7 +501,7 @@ def rechoose(
     key: Callable[[Sequence[float]], tuple[float, ...]],
     seconds: float = math.inf,
 ) -> np.ndarray | None:
-    """``leaves`` (``rows x cols`` leaf indices) with the racks of their whole groups chosen
+    """``leaves`` (``rows x cols`` leaf indices) with the racks of their groups chosen
     again (module docstring), or ``None`` unless that lowers ``key`` (the objective's order
     of level scores) with every level above the leaves at most as before. Both the groups as
     they are and as :func:`regroup` exchanges them are solved, within ``seconds`` in all; the

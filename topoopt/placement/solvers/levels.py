@@ -130,8 +130,8 @@ class LevelsSolver(MipSolver):
     Option ``method``: ``"mip"`` (the model of the whole tree) or ``"auto"`` (default; the
     same for now). Option ``trim`` (default ``True``): an unproven walk is tried again
     without the smallest leaves (:func:`_trimmed_walks`, at most half the time left).
-    Option ``racks`` (default ``True``): an unproven placement's whole groups get their racks
-    chosen for all of them at once (:func:`_column_racks`).
+    Option ``racks`` (default ``True``): an unproven placement's groups (the switches above
+    the leaves) get their racks chosen for all of them at once (:func:`_column_racks`).
     """
 
     name = "placement/levels"
@@ -433,7 +433,7 @@ def _column_racks(
     placement: Placement,
     ctx: SolveContext,
 ) -> tuple[Placement, tuple[float, ...], str] | None:
-    """The incumbent with the racks of its whole groups chosen for all of them at once
+    """The incumbent with the racks of its groups chosen for all of them at once
     (:func:`~topoopt.placement.column_racks.rechoose`, within :data:`RACKS_SHARE` of the
     time left), when that beats it: a construction, the bounds stay the walk's.
 
@@ -446,18 +446,18 @@ def _column_racks(
     better = _rechosen(instance, planner, placement, ctx)
     if better is None or planner.key(better[1]) >= planner.key(found.scores):
         return None
-    return (*better, "the racks of whole groups chosen for their columns")
+    return (*better, "the groups' racks chosen for their columns")
 
 
 def _rechosen(
     instance: PlacementInstance, planner: _Planner, placement: Placement, ctx: SolveContext
 ) -> tuple[Placement, tuple[float, ...]] | None:
-    """``placement`` (feasible) with its whole groups' racks chosen again and its scores,
+    """``placement`` (feasible) with its groups' racks chosen again and its scores,
     when that lowers its objective (:func:`~topoopt.placement.column_racks.rechoose`,
     within :data:`RACKS_SHARE` of the time ``ctx`` has left)."""
     from topoopt.placement.column_racks import rechoose
 
-    tree = build_tree(instance)
+    tree = planner.tree  # the instance's (a trimmed walk's placement is one of the instance's)
     seconds = math.inf if ctx.time_limit is None else RACKS_SHARE * ctx.time_left()
     leaves = cell_leaf_array(instance, placement, tree)
     grid = rechoose(instance, tree, leaves, planner.key, seconds)
