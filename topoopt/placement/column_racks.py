@@ -18,7 +18,8 @@ once (``docs/levels.md``, "Racks for the columns"):
   largest number of rows ``m_o`` it serves (:func:`rack_options`); the other groups (more
   columns, or not whole: their cells stay in them) are modelled rack by rack, with ``q[k,
   c]`` cells and a binary ``u[k, c]`` per rack and column, up to :data:`MAX_RACK_COLUMNS`
-  pairs (beyond, they keep their racks: ``fixed_c``). The choice of every group's rows and
+  pairs and :data:`MAX_MODELLED_COLUMNS` columns a group (beyond, they keep their racks:
+  ``fixed_c``). The choice of every group's rows and
   racks is then a small integer programme (:func:`choose`)::
 
       minimise A
@@ -61,6 +62,12 @@ two columns are built from subset sums over them)."""
 MAX_RACK_COLUMNS = 512
 """The most (rack, column) pairs of the groups modelled rack by rack, over all of them (each
 is a binary of the programme); the groups beyond keep their racks."""
+
+MAX_MODELLED_COLUMNS = 3
+"""The most columns of a group modelled rack by rack: the model of a group is symmetric in
+its racks of equal free nodes, and with more columns HiGHS could not show within 14 s that
+no choice lowers the most racks of a column (a 16 x 16 job's groups of 8 columns: measured
+on the 256-node benchmark job, seed 1); the groups beyond keep their racks."""
 
 Option = tuple[int, ...]
 """Racks per column of a group (its columns in increasing order)."""
@@ -197,7 +204,7 @@ class Groups:
             row_set, col_set = sorted(set(rows.tolist())), sorted(set(cols.tolist()))
             racks = [k for k in under[g] if tree.leaf_free[k] > 0]
             whole = len(rows) == len(row_set) * len(col_set)
-            small = len(racks) <= MAX_RACKS
+            small = len(racks) <= MAX_RACKS and len(col_set) <= MAX_MODELLED_COLUMNS
             modelled = len(col_set) > 2 or not whole
             taken = {c: len(set(leaves[rows[cols == c], c].tolist())) for c in col_set}
             if small and modelled and cells + len(racks) * len(col_set) <= MAX_RACK_COLUMNS:

@@ -425,6 +425,10 @@ def _portfolio(
 RACKS_SHARE = 0.25
 """Share of the time left that :func:`_column_racks` may take."""
 
+RACKS_SECONDS = 2.0
+"""The most seconds :func:`_rechosen` takes, whatever the time left (on the benchmark's
+4,096-node job it takes 0.4-0.7 s)."""
+
 
 def _column_racks(
     instance: PlacementInstance,
@@ -454,11 +458,13 @@ def _rechosen(
 ) -> tuple[Placement, tuple[float, ...]] | None:
     """``placement`` (feasible) with its groups' racks chosen again and its scores,
     when that lowers its objective (:func:`~topoopt.placement.column_racks.rechoose`,
-    within :data:`RACKS_SHARE` of the time ``ctx`` has left)."""
+    within :data:`RACKS_SHARE` of the time ``ctx`` has left and :data:`RACKS_SECONDS`)."""
     from topoopt.placement.column_racks import rechoose
 
     tree = planner.tree  # the instance's (a trimmed walk's placement is one of the instance's)
-    seconds = math.inf if ctx.time_limit is None else RACKS_SHARE * ctx.time_left()
+    seconds = RACKS_SECONDS
+    if ctx.time_limit is not None:
+        seconds = min(seconds, RACKS_SHARE * ctx.time_left())
     leaves = cell_leaf_array(instance, placement, tree)
     grid = rechoose(instance, tree, leaves, planner.key, seconds)
     if grid is None:
