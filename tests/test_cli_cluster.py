@@ -9,6 +9,7 @@ from click.testing import CliRunner, Result
 
 import topoopt
 from topoopt.cli import main
+from topoopt.gpuselect.loaders import INTRA_HEADER
 from topoopt.topology import read_free
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +116,7 @@ def test_gpuselect_import_then_solve_writes_cuda_visible_devices(tmp_path: Path)
 
 def test_gpuselect_import_with_a_type_and_tables(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
-    table.write_text("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nag,2,01,1048576,40\n")
+    table.write_text(",".join(INTRA_HEADER) + "\nag,2,01,1048576,40\n")
     out = tmp_path / "pool.json"
     made = invoke(
         "instances", "import", "gpuselect", "--hosts", "n[1-3]", "--type", "T",

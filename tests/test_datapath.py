@@ -16,9 +16,10 @@ from topoopt.core import datapath
 from topoopt.core.datapath import DataNotFoundError
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.core.safejson import FileAccess
+from topoopt.gpuselect.loaders import INTRA_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
-CSV = "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nag,2,01,1048576,40.0\n"
+CSV = ",".join(INTRA_HEADER) + "\nag,2,01,1048576,40.0\n"
 NAME = "data:hosts/t.csv"
 
 

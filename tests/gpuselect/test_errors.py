@@ -9,8 +9,12 @@ import pytest
 import topoopt
 from topoopt.core.errors import InvalidInstanceError
 from topoopt.gpuselect import MissingEntryError
+from topoopt.gpuselect.loaders import INTRA_HEADER
 
 TOPO = {"model": "topology", "inter_gbps": 12.5}
+
+HEADER = ",".join(INTRA_HEADER) + "\n"
+"""The nccl-tests per-host header (the columns by name: no line of the measured files)."""
 
 
 def _inst(**changes):
@@ -88,15 +92,15 @@ def test_cross_table_missing_profile(tmp_path) -> None:
     [
         ("OP,GPU_num,Bandwidth(GB/s)\nx,2,1.0\n", "missing \\['GPU_used'\\]"),
         (
-            "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,012,1,3.0\n",
+            HEADER + "x,2,012,1,3.0\n",
             "t.csv:2: GPU_num/GPU_used: GPU list '012' has 3 GPUs but GPU_num says 2",
         ),
         (
-            "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,01,1,fast\n",
+            HEADER + "x,2,01,1,fast\n",
             "t.csv:2: Bandwidth\\(GB/s\\) 'fast' is not a number",
         ),
-        ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\nx,2,0a,1,3\n", "not digits"),
-        ("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n", "no data rows"),
+        (HEADER + "x,2,0a,1,3\n", "not digits"),
+        (HEADER, "no data rows"),
     ],
 )
 def test_malformed_csv(tmp_path, text: str, message: str) -> None:

@@ -23,9 +23,14 @@ from topoopt.gpuselect import (
     TopologyModel,
     model_from_dict,
 )
-from topoopt.gpuselect.loaders import parse_cross_csv, parse_intra_csv
+from topoopt.gpuselect.loaders import (
+    CROSS_HEADER,
+    INTRA_HEADER,
+    parse_cross_csv,
+    parse_intra_csv,
+)
 
-HEADER = "OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n"
+HEADER = ",".join(INTRA_HEADER) + "\n"
 CSV = HEADER + "ag,2,01,1048576,40.0\nag,2,02,1048576,30.0\nag,2,12,1048576,20.0\n"
 TOPO = "GPU0 X NV2 SYS\nGPU1 NV2 X SYS\nGPU2 SYS SYS X\n"
 
@@ -199,10 +204,7 @@ def test_absolute_and_escaping_paths_need_permission(tmp_path: Path, kind: str) 
 
 
 def test_cross_csv_with_deep_nesting_is_a_named_error() -> None:
-    text = (
-        "OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)\n"
-        'ag,2,"' + "[" * 5000 + '",1,3.0\n'
-    )
+    text = ",".join(CROSS_HEADER) + '\nag,2,"' + "[" * 5000 + '",1,3.0\n'
     error = one_line_error(lambda: parse_cross_csv(text, "c.csv"))
     assert str(error).startswith("c.csv:2: GPU_Mapping_Across_Nodes")
 

@@ -17,18 +17,15 @@ from topoopt.gpuselect import GpuSelectInstance, Host, TableModel, model_from_di
 from topoopt.gpuselect.generate import MODEL_KINDS, examples
 from topoopt.gpuselect.loaders import (
     CROSS_HEADER,
+    INTRA_HEADER,
     parse_cross_csv,
     parse_intra_csv,
     parse_topology,
 )
 from topoopt.gpuselect.topologies import APPENDIX_E_TYPES, builtin_topology
 
-INTRA_HEADER = ",".join(("OP", "GPU_num", "GPU_used", "data_size(B)", "Bandwidth(GB/s)"))
-"""The nccl-tests intra-host header, its columns named one by one (the project keeps no line
-of the measured files)."""
-
 INTRA = (
-    INTRA_HEADER
+    ",".join(INTRA_HEADER)
     + """
 ag,2,01,1048576,40.0
 ag,2,02,1048576,10.0

@@ -25,7 +25,12 @@ from topoopt.cli import main
 from topoopt.core.errors import InvalidInstanceError, TopooptError
 from topoopt.gpuselect import GpuSelectInstance
 from topoopt.gpuselect.host import Host
-from topoopt.gpuselect.loaders import parse_cross_rows, read_intra_csv
+from topoopt.gpuselect.loaders import (
+    CROSS_HEADER,
+    INTRA_HEADER,
+    parse_cross_rows,
+    read_intra_csv,
+)
 from topoopt.gpuselect.models import TableModel
 from topoopt.gpuselect.models.learned import FORMAT, LearnedModel, ProfileFeatures
 from topoopt.gpuselect.solution import Selection, evaluate
@@ -38,7 +43,7 @@ from topoopt.learn.bandwidth import (
 )
 from topoopt.learn.trees import TreeEnsemble, from_sklearn
 
-HEADER = "OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)\n"
+HEADER = ",".join(CROSS_HEADER) + "\n"
 GPUS = 4
 HOSTS = 4
 
@@ -79,7 +84,7 @@ def cross_csv(flags: bool = True) -> str:
 
 
 def intra_csv() -> str:
-    lines = ["OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\n"]
+    lines = [",".join(INTRA_HEADER) + "\n"]
     for mask, gbps in INTRA.items():
         used = "".join(str(i) for i in range(GPUS) if mask >> i & 1)
         lines.append(f"ar,{mask.bit_count()},{used},1024,{gbps}\n")

@@ -72,7 +72,7 @@ def bandwidth(
     as_json: bool,
 ) -> None:
     """Train BandPilot's bandwidth surrogate from nccl-tests MEASUREMENTS (cross-host CSVs:
-    OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s))."""
+    columns OP, Total_GPU_Count, GPU_Mapping_Across_Nodes, data_size(B), Bandwidth(GB/s))."""
     from topoopt.gpuselect.loaders import read_intra_csv
     from topoopt.gpuselect.models import TableModel
     from topoopt.learn.bandwidth import host_gpus, read_measurements, train_bandwidth

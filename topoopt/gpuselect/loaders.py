@@ -2,11 +2,10 @@
 
 Tables and topologies:
 
-* :func:`parse_intra_csv` — nccl-tests style per-subset table of one host type, columns
-  ``OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)`` (``GPU_used`` concatenates the local
+* :func:`parse_intra_csv` — nccl-tests style per-subset table of one host type, the columns
+  of :data:`INTRA_HEADER` (``GPU_used`` concatenates the local
   indices, e.g. ``0123``). This is the BandPilot artifact's format (paper §4.2.1, Stage 1).
-* :func:`parse_cross_rows` — cross-host table, columns
-  ``OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)`` where the
+* :func:`parse_cross_rows` — cross-host table, the columns of :data:`CROSS_HEADER`, where the
   mapping is a JSON list of per-node local-index lists such as ``[[0,1,2],[0,1],[],[]]`` or
   of per-node 0/1 flags (the BandPilot artifact's ``Pune_H100_2GB_binary.csv``);
   :func:`parse_cross_csv` keys its bandwidths by per-node GPU counts.
@@ -43,6 +42,8 @@ from topoopt.core.safejson import FileAccess, parse_json
 from topoopt.gpuselect.masks import parse_mask
 
 INTRA_COLUMNS = ("GPU_num", "GPU_used", "Bandwidth(GB/s)")
+INTRA_HEADER = ("OP", "GPU_num", "GPU_used", "data_size(B)", "Bandwidth(GB/s)")
+"""Every column of an nccl-tests per-host table (:data:`INTRA_COLUMNS` are the ones read)."""
 CROSS_COLUMNS = ("Total_GPU_Count", "GPU_Mapping_Across_Nodes", "Bandwidth(GB/s)")
 CROSS_HEADER = (
     "OP",
@@ -119,8 +120,8 @@ def parse_intra_csv(text: str, source: str = "<csv>") -> dict[int, float]:
 
     Examples
     --------
-    >>> parse_intra_csv("OP,GPU_num,GPU_used,data_size(B),Bandwidth(GB/s)\\n"
-    ...                 "ag,2,01,16777216,10.5\\nag,2,01,16777216,11.5\\n")
+    >>> parse_intra_csv(",".join(INTRA_HEADER) + "\\nag,2,01,16777216,10.5\\n"
+    ...                 "ag,2,01,16777216,11.5\\n")
     {3: 11.0}
     """
     samples: dict[int, list[float]] = {}
@@ -188,7 +189,7 @@ def parse_cross_rows(
 
     Examples
     --------
-    >>> head = "OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),Bandwidth(GB/s)\\n"
+    >>> head = ",".join(CROSS_HEADER) + "\\n"
     >>> [r.masks for r in parse_cross_rows(head + 'ag,3,"[[0,1],[3],[]]",1,40\\n')]
     [(3, 8, 0)]
     >>> [r.masks for r in parse_cross_rows(head + 'ag,3,"[[1,1,0,0],[0,0,0,1]]",1,40\\n')]
@@ -247,8 +248,7 @@ def parse_cross_csv(text: str, source: str = "<csv>") -> dict[tuple[int, ...], f
 
     Examples
     --------
-    >>> parse_cross_csv('OP,Total_GPU_Count,GPU_Mapping_Across_Nodes,data_size(B),'
-    ...                 'Bandwidth(GB/s)\\nag,3,"[[0,1],[4],[]]",16777216,40\\n')
+    >>> parse_cross_csv(",".join(CROSS_HEADER) + '\\nag,3,"[[0,1],[4],[]]",16777216,40\\n')
     {(2, 1, 0): 40.0}
     """
     samples: dict[tuple[int, ...], list[float]] = {}
