@@ -29,7 +29,13 @@ from topoopt.core.backends import resolve_backend
 from topoopt.core.errors import TopooptError
 from topoopt.core.family import Instance
 from topoopt.core.io import load
-from topoopt.core.registry import SolverInfo, get_family, import_plugins, solvers_for
+from topoopt.core.registry import (
+    SolverInfo,
+    get_family,
+    import_plugins,
+    means_all,
+    solvers_for,
+)
 
 ALL_SOLVERS = "all"
 """Solver selection meaning every registered solver of the instances' families."""
@@ -198,7 +204,7 @@ def plan(
         raise TopooptError("no instance files found")
     families = sorted({f.instance.family for f in files})
     chosen = select_solvers(solvers, families)
-    every = solvers == ALL_SOLVERS or list(solvers) == [ALL_SOLVERS]
+    every = means_all(solvers)
     use_backends = _check_backends(backends) if any(s.uses_backend for s in chosen) else []
     tasks: dict[tuple[object, ...], Task] = {}
     for file in files:

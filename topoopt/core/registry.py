@@ -334,6 +334,11 @@ def resolve_solver(name: str, family: str | None = None) -> str:
     return found[0]
 
 
+def means_all(requested: str | Sequence[str]) -> bool:
+    """Whether a solver selection is ``"all"`` (the string, or a list of just it)."""
+    return requested == ALL_SOLVERS or list(requested) == [ALL_SOLVERS]
+
+
 def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> list[str]:
     """The full names a benchmark's solver selection means for instances of ``families``.
 
@@ -351,7 +356,7 @@ def select_solvers(requested: str | Sequence[str], families: Sequence[str]) -> l
     >>> select_solvers(["best-fit", "mip"], ["gpuselect", "placement"])
     ['gpuselect/mip', 'placement/best-fit']
     """
-    if requested == ALL_SOLVERS or list(requested) == [ALL_SOLVERS]:
+    if means_all(requested):
         return sorted(name for family in families for name in solver_names(family))
     chosen: set[str] = set()
     for name in requested:

@@ -64,6 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from topoopt.core.backends import quiet_highs
+from topoopt.core.convolution import min_plus
 from topoopt.partition.formulations.cut_mip import level_steps
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.spectral import (
@@ -274,21 +275,12 @@ def tree_minimum(nodes: list[Node], size_cost: np.ndarray, total: int, step: int
             table = np.full(units + 1, np.inf)
             table[0] = 0.0
             for child in children[i]:
-                table = _min_plus(table, best[child])
+                table = min_plus(table, best[child])
             table[room + 1 :] = np.inf
         if node.parent >= 0:
             table = table + node.cost * size_cost
         best.append(table)
     return float(best[-1][units])
-
-
-def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``out[s] = min_{t ≤ s} a[t] + b[s − t]`` (same length)."""
-    m = len(a)
-    out = np.full(m, np.inf)
-    for t in np.flatnonzero(np.isfinite(a)):
-        np.minimum(out[t:], a[t] + b[: m - t], out=out[t:])
-    return out
 
 
 def profile_bound(instance: PartitionInstance, phi: dict[int, float]) -> float:

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from topoopt.core.convolution import min_plus
 from topoopt.placement.exact_mip._milp import SparseMilp
 from topoopt.placement.instance import PlacementInstance
 from topoopt.placement.tree import Tree, scores_of_leaves
@@ -319,7 +320,7 @@ def regroup(
     groups: Groups,
     options: dict[int, dict[Option, int]],
     out_of_time: Callable[[], bool],
-) -> dict[tuple[int, tuple[int, ...]], list[int]]:
+) -> dict[Key, list[int]]:
     """The classes after exchanges of groups between classes of one parent and as many
     columns (whose groups' options are the same) that lower the relaxation, first
     improvement, until none does or the time is out. The relaxation: per class the least
@@ -330,11 +331,11 @@ def regroup(
     rows_of = {key: groups.class_rows(key) for key in groups.classes}
     least = {g: _least_totals(opts) for g, opts in options.items()}
 
-    def total(key: tuple[int, tuple[int, ...]], members: list[int]) -> float:
+    def total(key: Key, members: list[int]) -> float:
         best = np.full(rows_of[key] + 1, math.inf)
         best[0] = 0.0
         for g in members:
-            best = _min_plus(best, least[g])
+            best = min_plus(best, least[g])
         return float(best[-1])
 
     def value(totals: dict[Key, float]) -> tuple[float, ...]:
@@ -375,14 +376,6 @@ def _least_totals(options: dict[Option, int]) -> np.ndarray:
     for option, m in options.items():
         out[: m + 1] = np.minimum(out[: m + 1], sum(option))
     return out
-
-
-def _min_plus(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``out[s] = min_r left[s - r] + right[r]``, over ``left``'s length."""
-    n = len(left)
-    padded = np.concatenate([np.full(len(right) - 1, math.inf), left])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, len(right))[:n]
-    return (windows + right[::-1]).min(axis=1)
 
 
 def _split(free: Sequence[int], rows: int, option: Option) -> list[list[int]]:
@@ -531,27 +524,31 @@ def rechoose(
     }
     free = tree.leaf_free
     before = scores_of_leaves(instance, tree, leaves)
-    best, best_key = None, key([s.score for s in before])
     widest = max(len(set(leaves[:, c].tolist())) for c in range(leaves.shape[1]))
-    for classes in (groups.classes, None):
-        if classes is None:
-            if out_of_time():
-                break
-            classes = regroup(groups, options, out_of_time)
-            if classes == groups.classes:
-                break
+
+    def solved(classes: dict[Key, list[int]]) -> tuple[tuple[float, ...], np.ndarray] | None:
+        """The placement of the programme over ``classes`` and its key, when it keeps every
+        level above the leaves at most as before; ``None`` otherwise or out of time."""
         left = seconds - (time.perf_counter() - started)
-        if left <= 0:
-            break
-        found = choose(groups, classes, options, free, widest, left)
+        found = None if left <= 0 else choose(groups, classes, options, free, widest, left)
         if found is None:
-            continue
+            return None
         grid = deal(leaves, groups, classes, found[1], free)
         scores = scores_of_leaves(instance, tree, grid)
-        value = key([s.score for s in scores])
-        if value < best_key and all(
-            round(a.score, 9) <= round(b.score, 9)
+        if any(
+            round(a.score, 9) > round(b.score, 9)
             for a, b in zip(scores[:-1], before[:-1], strict=True)
         ):
-            best, best_key = grid, value
-    return best
+            return None
+        return key([s.score for s in scores]), grid
+
+    found = [solved(groups.classes)]
+    if not out_of_time():
+        exchanged = regroup(groups, options, out_of_time)
+        if exchanged != groups.classes:
+            found.append(solved(exchanged))
+    kept = [entry for entry in found if entry is not None]
+    best = min(kept, key=lambda entry: entry[0], default=None)
+    if best is None or best[0] >= key([s.score for s in before]):
+        return None
+    return best[1]
