@@ -339,6 +339,42 @@ def test_weighted_walk_tries_the_constructions_below_the_split() -> None:
     assert result.bound <= result.objective <= 14.0
 
 
+def test_the_whole_tree_model_stopped_early_keeps_the_walks_bound() -> None:
+    """``auto`` runs the whole-tree model after an unproven walk; when the model stops at its
+    time limit and its placement ties the walk's, its result came back with the model's
+    bound alone (none here, ``-inf``) instead of the walk's (6.5 for 7.0: the weighted sum
+    of the walk's bound vector, which holds for every placement). Found by a random sweep
+    of the solver (a 1 x 16 job, weights 16 / 4 / 1, 0.5 s)."""
+    free = [[[1, 2, 2], [3, 3, 2], [4, 2, 2], [4, 2, 3], [3, 2, 3], [2, 1, 1]],
+            [[0, 2, 2], [1, 3, 0], [3, 2, 2], [3, 1, 2], [3, 4, 0], [1, 4, 2]],
+            [[3, 3, 3], [3, 0, 1], [3, 2, 1], [1, 1, 2], [2, 1, 3], [2, 1, 2]],
+            [[3, 2, 0], [3, 1, 2], [2, 2, 2], [1, 1, 3], [3, 2, 2], [3, 3, 3]]]  # fmt: skip
+    inst = tree_instance("sweep-1074", free, rows=1, cols=16, alpha=0.5,
+                         objective={"levels": "weighted", "weights": [16, 4, 1]})  # fmt: skip
+    walk = topoopt.solve(inst, "placement/levels", method="walk", time_limit=0.5, threads=1)
+    auto = topoopt.solve(inst, "placement/levels", time_limit=0.5, threads=1)
+    assert math.isfinite(walk.bound) and walk.bound > 0
+    assert walk.bound <= auto.bound <= auto.objective
+    assert auto.status is SolutionStatus.OPTIMAL or "whole-tree model" in auto.message
+
+
+def test_slices_the_walk_cannot_keep_whole_fall_back_to_rank_order_when_the_model_stops() -> None:
+    """Slices of 3 ranks in a 17 x 3 job cut its columns, so the walk hands a small instance
+    to the whole-tree model; stopped by the time limit before it had a placement, the
+    result had none, although the slices in rank order (best fit) give one at once. Found
+    by a random sweep of the solver."""
+    free = [[[5, 6], [5, 5], [2, 5], [5, 5], [6, 3], [5, 4], [6, 2], [6, 5]],
+            [[6, 5], [6, 5], [6, 4], [4, 2], [6, 5], [4, 1], [2, 3], [3, 2]],
+            [[5, 5], [2, 5], [3, 3], [4, 6], [6, 5], [3, 4], [3, 5], [3, 3]]]  # fmt: skip
+    layers = [{"size": 3, "level": "group"}, {"size": 1, "level": "rack"}]
+    inst = tree_instance("sweep-2100", free, rows=17, cols=3, alpha=0.5,
+                         constraints={"slice_layers": layers})  # fmt: skip
+    result = topoopt.solve(inst, "placement/levels", time_limit=0.01, threads=1)
+    assert result.solution is not None and not check(inst, result.solution)
+    assert "the slices in rank order" in result.message
+    assert "the whole-tree model found none" in result.message
+
+
 # --- constraints -------------------------------------------------------------------------------
 
 
@@ -434,6 +470,33 @@ def test_constrained_levels_solver_against_the_oracle(
         assert result.status is SolutionStatus.OPTIMAL, result
     if result.status is SolutionStatus.OPTIMAL:
         assert mine == best
+
+
+def test_a_level_constraint_that_binds_nothing_leaves_the_walk_its_constructions() -> None:
+    """Any constraint switched off the walk's constructions below the split, even one that
+    binds nothing: a preferred level no switch can hold (the job goes anywhere, Kueue's
+    fall-back), or a required level that every ``lex`` optimum keeps (0 < alpha < 1). A
+    random sweep found a 126 x 3 job, weights 16 / 4 / 1, at 11.0 with
+    ``preferred_level="rack"`` and 2.0 without. Such instances are now solved without the
+    constraint, and the result is checked against it."""
+    free = [[[2, 1], [3]], [[2, 2], [1]]]  # pods of 6 and 5 free nodes, a job of 8
+    weighted = {"levels": "weighted", "weights": [16, 4, 1]}
+    plain = tree_instance("plain", free, rows=4, cols=2, alpha=0.5, objective=weighted)
+    preferred = dataclasses.replace(plain, constraints=Constraints(preferred_level="rack"))
+    a = topoopt.solve(plain, "placement/levels", method="walk")
+    b = topoopt.solve(preferred, "placement/levels", method="walk")
+    assert b.objective == a.objective and b.solution.nodes == a.solution.nodes
+    assert "constraints.preferred_level: binds nothing here" in b.message
+    required = tree_instance("required", [[[3, 1], [2, 2]], [[4], [1, 1]]], rows=2, cols=2,
+                             alpha=0.5, objective="lex",
+                             constraints=Constraints(required_level="group"))  # fmt: skip
+    result = topoopt.solve(required, "placement/levels", method="walk")
+    assert result.status is SolutionStatus.OPTIMAL and not check(required, result.solution)
+    assert "every lex optimum keeps the job in one group" in result.message
+    # weighted: a required level can bind, so it stays a rule of the walk
+    bound = dataclasses.replace(required, objective=LevelObjective("weighted", (1, 1, 1)))
+    result = topoopt.solve(bound, "placement/levels", method="walk")
+    assert "every lex optimum" not in result.message and not check(bound, result.solution)
 
 
 def _per_switch(instance: PlacementInstance, result: topoopt.Result, level: int) -> list[int]:

@@ -57,7 +57,13 @@ from topoopt.core.registry import register_solver
 from topoopt.core.solver import Attempt, SolveContext
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.placement.constraints import infeasible_reason, job_level, room, slice_rules
-from topoopt.placement.instance import Leaf, LevelObjective, Minipod, PlacementInstance
+from topoopt.placement.instance import (
+    Constraints,
+    Leaf,
+    LevelObjective,
+    Minipod,
+    PlacementInstance,
+)
 from topoopt.placement.levels import assign_leaves
 from topoopt.placement.solution import Placement, check
 from topoopt.placement.solvers._budget import deadline, seconds_left
@@ -160,8 +166,6 @@ class LevelsSolver(MipSolver):
                 return Attempt(None, TerminationReason.INFEASIBLE, message=reason)
         if method == "mip":
             return self._mip(instance, ctx)
-        if instance.n_levels == 1 and not instance.constraints:
-            return self._flat(instance, ctx)
         searches = tuple(
             search
             for search, wanted in (
@@ -170,6 +174,23 @@ class LevelsSolver(MipSolver):
             )
             if wanted
         )
+        plain, why = _without_implied(instance)
+        if plain is not instance:
+            attempt = self._plain(plain, ctx, method, searches)
+            if attempt.solution is None or not check(instance, attempt.solution):
+                return dataclasses.replace(attempt, message=f"{why}; {attempt.message}")
+        return self._plain(instance, ctx, method, searches)
+
+    def _plain(
+        self,
+        instance: PlacementInstance,
+        ctx: SolveContext,
+        method: str,
+        searches: tuple[_Search, ...],
+    ) -> Attempt:
+        """One level by ``placement/exact-mip``, else the walk."""
+        if instance.n_levels == 1 and not instance.constraints:
+            return self._flat(instance, ctx)
         return self._walk(instance, ctx, method, searches)
 
     def _flat(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
@@ -216,20 +237,25 @@ class LevelsSolver(MipSolver):
         try:
             planner = _Planner(instance, tree, ctx)
         except ValueError as exc:  # slices the walk cannot keep whole
-            if small:
-                return self._mip(instance, ctx)
+            mip = self._mip(instance, ctx) if small else None
+            if mip is not None and (
+                mip.solution is not None or mip.termination is TerminationReason.INFEASIBLE
+            ):
+                return mip
+            # the whole-tree model stopped without a placement: the slices in rank order
+            tried = "" if mip is None else f" (the whole-tree model found none: {mip.message})"
             placement = _slices_in_order(instance, tree)
             if placement is None:
                 return Attempt(
                     None,
-                    TerminationReason.COMPLETED,
-                    message=f"walk: {exc}; the slices in rank order found no room (try "
-                    "method='mip')",
+                    TerminationReason.COMPLETED if mip is None else mip.termination,
+                    message=f"walk: {exc}; the slices in rank order found no room{tried}"
+                    + ("" if small else " (try method='mip')"),
                 )
             return Attempt(
                 placement,
-                TerminationReason.COMPLETED,
-                message=f"walk: {exc}: the slices in rank order, best fit, unproven",
+                TerminationReason.COMPLETED if mip is None else mip.termination,
+                message=f"walk: {exc}: the slices in rank order, best fit, unproven{tried}",
             )
         found = planner.run()
         if found.how == "infeasible":
@@ -273,8 +299,10 @@ class LevelsSolver(MipSolver):
                         found.scores
                     )
                 if better:
-                    return dataclasses.replace(
+                    return _with_walk_bounds(
                         mip,
+                        planner,
+                        found,
                         solve_s=mip.solve_s + walk_s,
                         message=f"{message}; then {mip.message}",
                         metrics=_max_bounds(mip.metrics, bounds, instance.n_levels),
@@ -551,11 +579,60 @@ def _proven_infeasible(instance: PlacementInstance, build_s: float, solve_s: flo
     )
 
 
+def _without_implied(instance: PlacementInstance) -> tuple[PlacementInstance, str]:
+    """The instance without the constraints that only name a level whose one switch must
+    hold the job (``required_level``, ``preferred_level``, ``block`` without segments) when
+    they bind nothing its optimum does not already keep, and why; else ``instance`` itself.
+
+    Such a constraint asks for one switch of a level ``L`` (:func:`job_level`; none: a
+    preferred level no switch can hold, or no block size that holds the job, binds
+    nothing). With the ``lex`` objective and ``0 < alpha < 1`` every optimum keeps the job
+    in one switch of each level where some switch holds it (spanning two costs at least
+    ``2 min(alpha, 1 - alpha)`` there, with every level above at 0), and a required level no
+    switch can hold is refused before (:func:`infeasible_reason`); so the optimum without
+    the constraint is the optimum with it. The instance without them gets the walk's whole
+    machinery (the constructions below the split take no constraints); the solver checks
+    the result against the constraints and solves with them if it breaks one.
+    """
+    c = instance.constraints
+    if not c or any(
+        x is not None for x in (c.slice_size, c.slice_layers, c.segment, c.max_switches)
+    ):
+        return instance, ""
+    level = job_level(instance, build_tree(instance))
+    fields = ", ".join(f"constraints.{name}" for name in c.to_dict())
+    if level is None:
+        why = f"{fields}: binds nothing here (no switch must hold the whole job)"
+    elif instance.objective.mode == "lex" and 0.0 < instance.alpha < 1.0:
+        why = f"{fields}: every lex optimum keeps the job in one {instance.levels[level]}"
+    else:
+        return instance, ""
+    return dataclasses.replace(instance, constraints=Constraints()), why
+
+
 def _weight0(instance: PlacementInstance) -> float:
     """The factor of ``S_0`` in the objective (1 unless ``weighted``)."""
     if instance.objective.mode == "weighted":
         return instance.objective.weights[0]
     return 1.0
+
+
+def _with_walk_bounds(
+    mip: Attempt, planner: _Planner, found: _Candidate, **changes: Any
+) -> Attempt:
+    """The whole-tree model's attempt with the walk's bounds kept: they hold for every
+    placement (lexicographically for ``lex``), so the larger of the two scalar bounds is
+    reported, and the model's placement is proven when the walk's bounds meet its scores
+    (a model stopped at its time limit often has a weaker bound than the walk, or none)."""
+    bound = max(
+        (b for b in (mip.bound, planner.scalar_bound(found)) if b is not None and math.isfinite(b)),
+        default=None,
+    )
+    if mip.solution is not None and not mip.proven_optimal:
+        scores = tuple(s.score for s in level_scores(planner.inst, mip.solution))
+        if planner.key(found.bounds) >= planner.key(scores):
+            changes.update(termination=TerminationReason.OPTIMAL, proven_optimal=True)
+    return dataclasses.replace(mip, bound=bound, **changes)
 
 
 def _max_bounds(
