@@ -40,6 +40,18 @@ def test_shipped_tpa_64_mixed_files_are_the_generated_suite() -> None:
         assert len(sizes) > 2 and min(sizes) >= 2 and max(sizes) <= 8
 
 
+def test_tpa_64_mixed_holds_the_job_on_every_seed() -> None:
+    """Seed 13 raised ``ValueError: high <= 0``: every cluster had its 8 nodes and the GPUs
+    were still short of 1.25 x 128, with no cluster left to add a node to. A node then grows.
+    """
+    for seed in range(40):
+        for inst in tpa_64_mixed(seed=seed, count=2):
+            assert inst.total_capacity >= 160, (seed, inst.name)
+            for cluster in inst.clusters:
+                assert 2 <= len(cluster.nodes) <= 8
+                assert all(2 <= node.gpus <= 8 for node in cluster.nodes)
+
+
 def _heuristic_ilp_proves_every_cluster(index: int) -> None:
     inst = tpa_64_mixed(seed=0)[index]
     result = topoopt.solve(inst, "partition/heuristic-ilp")

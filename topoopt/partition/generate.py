@@ -353,9 +353,10 @@ def tpa_64(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
 def tpa_64_mixed(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
     """:func:`tpa_64` on nodes of mixed sizes: ``count`` chain jobs of 64 blocks of 2 GPUs with
     8 skip edges on 4–8 clusters of 2–8 nodes of 2 to 8 GPUs each (drawn independently), at
-    least 1.25 times the job's 128 GPUs in all (nodes are added to random clusters until then).
-    Every cluster's sub-problem is a mixed-size ``parallelconfig`` instance of at most 64 GPUs on
-    at most 8 nodes (issue #25: ``parallelconfig/mip`` proves those)."""
+    least 1.25 times the job's 128 GPUs in all (nodes are added to random clusters until then;
+    when every cluster has 8 nodes, a random node below 8 GPUs grows). Every cluster's
+    sub-problem is a mixed-size ``parallelconfig`` instance of at most 64 GPUs on at most 8
+    nodes (issue #25: ``parallelconfig/mip`` proves those)."""
     seed = normalize_seed(seed)
     count = option_int("count", count, 1, MAX_COUNT)
     rng = make_rng(seed)
@@ -368,7 +369,13 @@ def tpa_64_mixed(seed: int = 0, count: int = 3) -> list[PartitionInstance]:
         ]
         while sum(map(sum, nodes)) < math.ceil(1.25 * blocks * block_gpus):
             open_ = [c for c, n in enumerate(nodes) if len(n) < most_nodes]
-            nodes[open_[int(rng.integers(0, len(open_)))]].append(int(rng.integers(2, 9)))
+            if open_:
+                nodes[open_[int(rng.integers(0, len(open_)))]].append(int(rng.integers(2, 9)))
+                continue
+            # every cluster has its most nodes: a node below 8 GPUs grows (4 x 8 x 8 >= 160)
+            small = [(c, k) for c, n in enumerate(nodes) for k, g in enumerate(n) if g < 8]
+            c, k = small[int(rng.integers(0, len(small)))]
+            nodes[c][k] = int(rng.integers(nodes[c][k] + 1, 9))
         out.append(
             tpa_instance(
                 rng,
