@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from topoopt.bench.executors import LocalExecutor
 from topoopt.bench.records import read_records
 from topoopt.bench.runner import plan, run_benchmark
+from topoopt.bench.schema import record_problem
 from topoopt.bench.supervisor import WorkerExit, make_record
 from topoopt.bench.task import Task
 
@@ -150,3 +152,42 @@ def test_a_result_keeps_the_task_identity_and_the_larger_peak_memory() -> None:
     assert record["objective"] == 2.0 and record["dp_spread"] == 2.0
     assert record["peak_memory_mb"] == 80.0
     assert record["wall_s"] == 1.2 and record["hard_timeout"] == 14.0
+
+
+def test_a_result_the_records_cannot_hold_becomes_an_error_record() -> None:
+    """A record that broke the field table stopped the whole benchmark ("refusing to write
+    an invalid record"); it is the run's error record now, and the other runs go on."""
+    result = {
+        "status": "feasible",
+        "termination": "completed",
+        "objective": 2.0,
+        "total_s": 0.1,
+        "message": "",
+        "violations": [],
+        "dp_spread": "wide",
+    }
+    worker = WorkerExit({"result": result, "peak_memory_mb": 80.0}, 0, None, 1.2, 60.0)
+    record = make_record(_task(), worker)
+    assert record["status"] == "error" and record["termination"] == "invalid"
+    assert "dp_spread (a metric) must be" in record["message"]
+    assert "dp_spread" not in record and record_problem(record) is None
+
+
+def test_an_infinite_metric_is_written_as_inf(tmp_path: Path) -> None:
+    """clusterselect's ``bottleneck_gbps`` is ``inf`` for one cluster; ``Result.to_dict``
+    writes it ``"inf"``, which the record table refused: `topoopt bench` ended at the first
+    such run (found on a random-small suite, seed 13). The report reads it back."""
+    from topoopt.bench.report import write_report
+    from topoopt.clusterselect.generate import fig2
+
+    instance_file = tmp_path / "fig2.json"
+    data = {**fig2().to_dict(), "demand": 8}  # e or g holds 8 GPUs: one cluster
+    instance_file.write_text(json.dumps(data), encoding="utf-8")
+    tasks = plan([instance_file], solvers=["clusterselect/single-cluster"], time_limit=5)
+    out = tmp_path / "r.jsonl"
+    run_benchmark(tasks, out)
+    (record,) = read_records(out)
+    assert record["status"] != "error", record["message"]
+    assert record["clusters"] == 1 and record["bottleneck_gbps"] == "inf"
+    markdown, _ = write_report(read_records(out), tmp_path / "report")
+    assert "single-cluster" in markdown.read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ phrase for the error message). :func:`record_problem` checks a record against th
 returns the first problem in plain words, e.g. ``seed must be a non-negative integer, got
 'x'``; the readers of :mod:`topoopt.bench.records` prefix it with the file and line. Fields
 the table does not name are the family's solution metrics (``dp_spread``, ``bandwidth``, ...),
-which :meth:`topoopt.Result.to_dict` writes as finite numbers or ``null``.
+which :meth:`topoopt.Result.to_dict` writes as numbers, ``"inf"`` / ``"-inf"`` or ``null``.
 
 Optional fields are those that hand-made or older records may lack and that the report reads
 with a default (``tags`` predates tag support; ``bound``, ``gap`` and the timings besides
@@ -154,8 +154,9 @@ FIELDS: tuple[Field, ...] = (
 )
 """The record layout, field by field (identity, outcome, then optional fields)."""
 
-METRIC = _or_null(NUMBER)
-"""Rule of every field not in :data:`FIELDS`: a family's solution metric."""
+METRIC = _or_null(NUMBER_OR_INFINITY)
+"""Rule of every field not in :data:`FIELDS`: a family's solution metric (``"inf"`` for an
+infinite one, e.g. clusterselect's ``bottleneck_gbps`` of a single cluster)."""
 
 _BY_NAME = {field.name: field for field in FIELDS}
 REQUIRED = tuple(field.name for field in FIELDS if field.required)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import psutil
 
 from topoopt.bench.records import ERROR_STATUS, RECORD_VERSION, Record, host_info, versions
+from topoopt.bench.schema import record_problem
 from topoopt.bench.task import Task
 from topoopt.core.errors import TopooptError
 
@@ -258,11 +259,18 @@ def make_record(task: Task, worker: WorkerExit, started_at: str = "") -> Record:
         "threads": task.threads,
     }
     result = None if worker.outcome is None else worker.outcome.get("result")
+    invalid = None
     if result is not None:
         identity = {"family", "instance", "solver", "backend", "seed", "sense"}
-        record.update({k: v for k, v in result.items() if k not in identity})
-    else:
-        termination, message = _error(worker, task)
+        outcome = {k: v for k, v in result.items() if k not in identity}
+        invalid = record_problem({**record, **outcome, "size": dict(task.size)})
+        if invalid is None:
+            record.update(outcome)
+    if result is None or invalid is not None:
+        if invalid is None:
+            termination, message = _error(worker, task)
+        else:  # a result the results file cannot hold: the run's error, not the bench's
+            termination, message = "invalid", f"the solver's result breaks the record: {invalid}"
         record.update(
             status=ERROR_STATUS,
             termination=termination,

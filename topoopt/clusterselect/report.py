@@ -22,6 +22,7 @@ from topoopt.bench.analysis import has_solution, instance_id, same_objective, so
 from topoopt.bench.document import Block, Table, Text
 from topoopt.bench.records import Record
 from topoopt.bench.sections import SectionContext
+from topoopt.core.result import number_from_json
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -33,9 +34,10 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _bottleneck(record: Record) -> float:
-    """The run's bottleneck in Gb/s (``inf`` for one cluster, written as ``null``)."""
-    value = record.get("bottleneck_gbps")
-    return math.inf if value is None else float(value)
+    """The run's bottleneck in Gb/s (``inf`` for one cluster, written ``"inf"``; older
+    records wrote ``null``)."""
+    value = number_from_json(record.get("bottleneck_gbps"))
+    return math.inf if value is None else value
 
 
 def selection_section(records: Sequence[Record], ctx: SectionContext) -> list[Block]:

@@ -190,8 +190,8 @@ def evaluate(instance: ClusterSelectInstance, selection: Selection) -> float:
 
 
 def metrics(instance: ClusterSelectInstance, selection: Selection) -> dict[str, float]:
-    """The key's parts: ``clusters`` (K), ``bottleneck_gbps`` (``inf`` for K = 1, written as
-    ``null`` in JSON), ``bottleneck_rank`` and ``latency_ms``."""
+    """The key's parts: ``clusters`` (K), ``bottleneck_gbps`` (``inf`` for K = 1, written
+    ``"inf"`` in JSON), ``bottleneck_rank`` and ``latency_ms``."""
     parts = key(instance, selection.chosen())
     return {
         "clusters": float(parts.clusters),
