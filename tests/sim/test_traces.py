@@ -107,6 +107,7 @@ def test_alibaba_pod_list(tmp_path: Path) -> None:
         "openb-pod-0022,6000,12288,1,460,,BE,Succeeded,9000000,9001000,9000100\n"
         "openb-pod-0023,6000,12288,0,0,,BE,Succeeded,9000000,9001000,9000100\n"
         "openb-pod-0024,6000,12288,1,1000,,LS,Pending,9500000,,\n"
+        "openb-pod-0025,6000,12288,1,1000,,LS,Failed,9500000,,9500001\n"
     )
     assert guess_format(path) == "alibaba"
     trace = read_trace(path)
@@ -118,7 +119,8 @@ def test_alibaba_pod_list(tmp_path: Path) -> None:
     assert jobs["openb-pod-0017"].duration_s == 10769854 - 9437497
     reasons = {r.id: r.reason for r in trace.rejected}
     assert "asks no GPU" in reasons["openb-pod-0023"]
-    assert "never ran" in reasons["openb-pod-0024"]
+    assert "scheduled_time: never ran" in reasons["openb-pod-0024"]
+    assert "deletion_time: no end" in reasons["openb-pod-0025"]  # scheduled, never ended
 
 
 def test_helios_log(tmp_path: Path) -> None:

@@ -71,11 +71,12 @@ def read_alibaba(path: str | Path, *, skip_bad: bool = False) -> Trace:
             continue
         start, end = row["scheduled_time"].strip(), row["deletion_time"].strip()
         if start in ("", "0", "0.0") or not end:
-            items.append(
-                Rejected(
-                    job_id, f"{where}: scheduled_time: never ran in the trace (no running time)"
-                )
+            why = (
+                "scheduled_time: never ran in the trace (no running time)"
+                if start in ("", "0", "0.0")
+                else "deletion_time: no end in the trace (no running time)"
             )
+            items.append(Rejected(job_id, f"{where}: {why}"))
             continue
 
         def row_job(where: str = where, row: dict[str, str] = row) -> Job:
