@@ -53,8 +53,13 @@ from topoopt.placement.tree import (
 )
 
 _CHECK_EVERY = 4096
+"""Search nodes of the one-level oracle between two looks at the clock."""
 _CLOCK_MASK = 4095
 """Candidates tried in one cell between two looks at the clock (minus one)."""
+_LEVEL_CHECK_EVERY = 16
+"""Search nodes of the multi-level oracle between two looks at the clock: a node tries every
+leaf on every level (0.2 ms with 64 leaves on three levels, where 4,096 nodes overran a 3 s
+limit by 0.8 s); the clock costs well under a microsecond."""
 
 
 def enumerate_naive(instance: PlacementInstance) -> tuple[float, Placement]:
@@ -405,7 +410,7 @@ class _LevelSearch:
             if self.timed_out:
                 return
             self.nodes += 1
-            if self.nodes % _CHECK_EVERY == 0 and self.expired():
+            if self.nodes % _LEVEL_CHECK_EVERY == 0 and self.expired():
                 self.timed_out = True
                 return
             if d == rows * cols:
