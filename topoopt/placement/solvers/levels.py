@@ -101,6 +101,12 @@ this many assignment variables (``rows * cols * leaves with a free node``)."""
 SINGLE_SHARE = 0.3
 """Share of the time left one single-level ``exact-mip`` call of the walk may take."""
 
+LEAVES_SHARE = 0.3
+"""Share of the time left one step of the walk (a switch level's cells on its children,
+:func:`assign_leaves`) may take: its branch and bound on jobs of at most 48 cells could take
+the whole limit (a 6 x 8 job, weights 16 / 4 / 1: 1.5 s of 2 s in one step, then nothing
+left for the other classes and the whole-tree model; 6.3 against 5.6 with time for them)."""
+
 QUICK_S = 0.05
 """Time of a single-level ``exact-mip`` call in the walk's first pass over the switches that
 hold the job (see :meth:`_Planner.plan`)."""
@@ -729,6 +735,14 @@ class _Planner:
             return _weighted(self.inst.objective.weights, found.bounds)
         return found.bounds[0]
 
+    def share(self, fraction: float) -> Callable[[], bool]:
+        """Whether to stop: out of time, or ``fraction`` of the seconds left now spent."""
+        left = self.seconds_left()
+        if math.isinf(left):
+            return self.out_of_time
+        end = time.perf_counter() + fraction * left
+        return lambda: self.out_of_time() or time.perf_counter() >= end
+
     def termination(self) -> TerminationReason:
         """Why an unproven walk stopped."""
         return TerminationReason.TIME_LIMIT if self.expired else TerminationReason.COMPLETED
@@ -1296,7 +1310,9 @@ class _Planner:
         rows, cols = grid.shape
         step = PlacementInstance("step", pods, rows, 1, cols, inst.alpha, gpus_per_node=1)
         matrix = np.vectorize(index.__getitem__, otypes=[np.int64])(grid)
-        found = assign_leaves(step, Placement(tuple(map(tuple, matrix.tolist()))), self.out_of_time)
+        found = assign_leaves(
+            step, Placement(tuple(map(tuple, matrix.tolist()))), self.share(LEAVES_SHARE)
+        )
         local = np.asarray(found.leaves, dtype=np.int64)
         out = np.empty_like(grid)
         for r in range(rows):
