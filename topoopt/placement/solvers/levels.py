@@ -194,9 +194,14 @@ class LevelsSolver(MipSolver):
         method: str,
         searches: tuple[_Search, ...],
     ) -> Attempt:
-        """One level by ``placement/exact-mip``, else the walk."""
+        """One level by ``placement/exact-mip``; a job of one row or one column by the
+        dynamic programme over the tree (:func:`_line`); else the walk."""
         if instance.n_levels == 1 and not instance.constraints:
             return self._flat(instance, ctx)
+        if 1 in (instance.rows, instance.cols) and not instance.constraints:
+            line = _line(instance)
+            if line is not None:
+                return line
         return self._walk(instance, ctx, method, searches)
 
     def _flat(self, instance: PlacementInstance, ctx: SolveContext) -> Attempt:
@@ -582,6 +587,43 @@ def _proven_infeasible(instance: PlacementInstance, build_s: float, solve_s: flo
         build_s=build_s,
         solve_s=solve_s,
         message=f"whole-tree model: no placement respects {fields or 'the instance'}",
+    )
+
+
+def _line(instance: PlacementInstance) -> Attempt | None:
+    """A job of one row or one column, every level exact (:mod:`~topoopt.placement.single_line`):
+    the bound is the optimum; per level, for ``weighted``, the level's own least score (the
+    programme with that level's cost alone), else the scores (lexicographic bounds). ``None``
+    when the lexicographic costs would not stay exact."""
+    from topoopt.placement.single_line import level_costs, line_leaves
+
+    t0 = time.perf_counter()
+    tree = build_tree(instance)
+    costs = level_costs(instance, tree)
+    if costs is None:
+        return None
+    leaves = line_leaves(instance, tree, costs)
+    scores = [s.score for s in scores_of_leaves(instance, tree, leaves)]
+    if instance.objective.mode == "weighted":
+        bound = _weighted(instance.objective.weights, scores)
+        bounds = []
+        for level in range(tree.n_levels):
+            alone = np.zeros(tree.n_levels)
+            alone[level] = 1.0
+            least = line_leaves(instance, tree, alone)
+            bounds.append(scores_of_leaves(instance, tree, least)[level].score)
+    else:
+        bound, bounds = scores[0], scores
+    return Attempt(
+        solution=placement_from_leaves(instance, tree, leaves),
+        termination=TerminationReason.OPTIMAL,
+        proven_optimal=True,
+        bound=bound,
+        solve_s=time.perf_counter() - t0,
+        message="one row or one column: every level exact by a dynamic programme over the tree",
+        metrics=dict(
+            zip(bound_names(tree.n_levels), (round(b, DIGITS) for b in bounds), strict=True)
+        ),
     )
 
 
