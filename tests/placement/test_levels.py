@@ -374,6 +374,20 @@ def test_the_leaves_branch_and_bound_leaves_time_for_the_rest_of_the_walk() -> N
     assert result.status is SolutionStatus.OPTIMAL, result.message
 
 
+def test_a_top_instance_is_optimal_when_its_minipod_score_is_proven() -> None:
+    """``top`` is Arnold's objective, ``S_0`` alone; the walk ranks the levels below too,
+    and reported ``feasible`` with gap 0 when only those were unproven. Found by a random
+    sweep of the solver (a 6 x 8 job over four pods, ``S_0`` = 1.5 = its bound)."""
+    free = [[[1, 1, 0], [2, 2, 2], [2, 2, 1], [3, 4, 2]],
+            [[2, 3, 1], [2, 1, 0], [1, 1, 2], [2, 2, 1]],
+            [[2, 2, 3], [2, 4, 3], [1, 0, 1], [3, 1, 1]],
+            [[3, 3, 1], [2, 3, 1], [3, 4, 1], [1, 2, 3]]]  # fmt: skip
+    inst = tree_instance("sweep-1002", free, rows=6, cols=8, alpha=0.5, objective="top")
+    result = topoopt.solve(inst, "placement/levels", time_limit=0.5, threads=1)
+    assert result.status is SolutionStatus.OPTIMAL
+    assert result.objective == result.bound == result.metrics["minipod_score"] == 1.5
+
+
 def test_slices_the_walk_cannot_keep_whole_fall_back_to_rank_order_when_the_model_stops() -> None:
     """Slices of 3 ranks in a 17 x 3 job cut its columns, so the walk hands a small instance
     to the whole-tree model; stopped by the time limit before it had a placement, the

@@ -325,6 +325,12 @@ class LevelsSolver(MipSolver):
                 solve_s=walk_s,
                 message=f"{message}; it breaks {'; '.join(check(instance, placement))}",
             )
+        if not proven and instance.objective.mode == "top":
+            # the objective is S_0 alone: the walk ranks the levels below as well, but a
+            # placement whose S_0 meets its bound is optimal for the instance
+            proven = found.scores[0] <= found.bounds[0] + 1e-9
+            if proven:
+                message += "; S_0 proven (the objective 'top'), the levels below unproven"
         return Attempt(
             solution=placement,
             termination=TerminationReason.OPTIMAL if proven else planner.termination(),
@@ -678,7 +684,10 @@ def _with_walk_bounds(
     )
     if mip.solution is not None and not mip.proven_optimal:
         scores = tuple(s.score for s in level_scores(planner.inst, mip.solution))
-        if planner.key(found.bounds) >= planner.key(scores):
+        top = planner.inst.objective.mode == "top" and bound is not None
+        if planner.key(found.bounds) >= planner.key(scores) or (
+            top and scores[0] <= bound + 1e-9  # 'top': the objective is S_0 alone
+        ):
             changes.update(termination=TerminationReason.OPTIMAL, proven_optimal=True)
     return dataclasses.replace(mip, bound=bound, **changes)
 
