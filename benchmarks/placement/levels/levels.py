@@ -60,9 +60,12 @@ SHAPES = [
     (128, 8),
     (64, 16),
     (512, 8),
+    (1024, 1),
+    (4096, 1),
 ]
 """Jobs (rows x cols, tp = 8: one node per cell): 64, 128, 256, 256, 256, 320, 384, 384,
-1,024, 1,024, 4,096 nodes."""
+1,024, 1,024, 4,096 nodes, and two data-parallel jobs of one column (1,024 and 4,096
+nodes, no pipeline)."""
 GROWTH = [(8, 8), (128, 8)]
 """Jobs of the ``growth`` part: 64 and 1,024 nodes."""
 PLACERS = [
