@@ -684,9 +684,9 @@ def _with_walk_bounds(
     )
     if mip.solution is not None and not mip.proven_optimal:
         scores = tuple(s.score for s in level_scores(planner.inst, mip.solution))
-        top = planner.inst.objective.mode == "top" and bound is not None
+        top = planner.inst.objective.mode == "top"  # the objective is S_0 alone
         if planner.key(found.bounds) >= planner.key(scores) or (
-            top and scores[0] <= bound + 1e-9  # 'top': the objective is S_0 alone
+            top and bound is not None and scores[0] <= bound + 1e-9
         ):
             changes.update(termination=TerminationReason.OPTIMAL, proven_optimal=True)
     return dataclasses.replace(mip, bound=bound, **changes)
