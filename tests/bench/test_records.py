@@ -234,6 +234,10 @@ BAD_RECORDS = {
     "tags of numbers": (_with(tags={"setting": 1}), "tags must be an object of strings"),
     "record version 2": (_with(record_version=2), "record_version must be 1, got 2"),
     "metric text": (_with(dp_spread="abc"), "dp_spread (a metric) must be a finite number"),
+    # a list or an object where a number or "inf" may stand: a named error, not a TypeError
+    # (``v in JSON_INFINITY`` hashed the value; the fuzz test of results files found it)
+    "metric list": (_with(dp_spread=[]), 'dp_spread (a metric) must be a finite number, "inf"'),
+    "bound object": (_with(bound={}), 'bound must be a finite number, "inf" or "-inf" or null'),
     "message list": (_with(message=["x"]), "message must be a string or null, got ['x']"),
     "control characters": (
         _with(instance="a\nb", seed="\x1b[31m\n"),

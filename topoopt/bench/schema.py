@@ -101,7 +101,8 @@ NON_NEGATIVE_INT = Rule(lambda v: _is_int(v) and v >= 0, "a non-negative integer
 INTEGER = Rule(_is_int, "an integer")
 NUMBER = Rule(_is_number, "a finite number")
 NUMBER_OR_INFINITY = Rule(
-    lambda v: _is_number(v) or v in JSON_INFINITY, 'a finite number, "inf" or "-inf"'
+    lambda v: _is_number(v) or (isinstance(v, str) and v in JSON_INFINITY),
+    'a finite number, "inf" or "-inf"',
 )
 NON_NEGATIVE = Rule(lambda v: _is_number(v) and v >= 0, "a finite number >= 0")
 POSITIVE = Rule(lambda v: _is_number(v) and v > 0, "a finite number > 0")
