@@ -388,6 +388,20 @@ def test_a_top_instance_is_optimal_when_its_minipod_score_is_proven() -> None:
     assert result.objective == result.bound == result.metrics["minipod_score"] == 1.5
 
 
+def test_with_alpha_zero_the_rows_are_placed_one_by_one() -> None:
+    """With ``alpha = 0`` only the rows' spreads count: each row of 3 cells fits in one rack
+    here, so the optimum is 0 at every level (the bound). The walk and the whole-tree model
+    stopped at rack 2.0 within 4 s (a random sweep of the solver found it); the rows placed
+    one by one, each by the one-line programme on the free nodes left, reach 0."""
+    free = [[[3, 4, 2, 3], [3, 3, 4, 2]], [[3, 5, 4, 6], [2, 5, 1, 1]],
+            [[5, 5, 3, 1], [6, 2, 3, 5]]]  # fmt: skip
+    inst = tree_instance("sweep-1462", free, rows=8, cols=3, alpha=0.0, objective="lex")
+    result = topoopt.solve(inst, "placement/levels", time_limit=4, threads=1)
+    assert result.metrics["leaf_score"] == 0.0 and not check(inst, result.solution)
+    assert result.status is SolutionStatus.OPTIMAL
+    assert "the lines placed one by one" in result.message
+
+
 def test_slices_the_walk_cannot_keep_whole_fall_back_to_rank_order_when_the_model_stops() -> None:
     """Slices of 3 ranks in a 17 x 3 job cut its columns, so the walk hands a small instance
     to the whole-tree model; stopped by the time limit before it had a placement, the

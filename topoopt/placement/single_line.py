@@ -28,6 +28,7 @@ its radix). Every switch's table is kept, so the splits are read back from the t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -78,7 +79,47 @@ def line_leaves(instance: PlacementInstance, tree: Tree, costs: np.ndarray) -> n
     >>> line_leaves(inst, tree, level_costs(inst, tree)).ravel().tolist()  # pod 1, racks 3, 4
     [3, 3, 4, 4]
     """
-    m = instance.rows * instance.cols
+    return _grid(instance, line_parts(tree, instance.rows * instance.cols, costs))
+
+
+def lines_one_by_one(
+    instance: PlacementInstance, tree: Tree, costs: np.ndarray, columns: bool
+) -> np.ndarray | None:
+    """The leaf of every cell when the job's columns (``columns``) or rows are placed one
+    after the other, each by :func:`line_parts` on the free nodes the others left: for
+    ``alpha = 1`` only the columns' spreads count (``alpha = 0``: the rows'), each line is
+    then its own one-line problem, and the lines only share the free nodes. A construction
+    (the first lines take the best room); ``None`` when a line finds no room left.
+
+    Examples
+    --------
+    >>> from topoopt.placement.generate import tree_instance
+    >>> from topoopt.placement.tree import build_tree
+    >>> inst = tree_instance("t", [[[3, 1], [3]], [[2, 3]]], rows=3, cols=2, alpha=1.0)
+    >>> tree = build_tree(inst)
+    >>> lines_one_by_one(inst, tree, level_costs(inst, tree), columns=True).tolist()
+    [[0, 2], [0, 2], [0, 2]]
+    """
+    count, size = (instance.cols, instance.rows) if columns else (instance.rows, instance.cols)
+    free = tree.leaf_free.astype(np.int64).copy()
+    grid = np.empty((instance.rows, instance.cols), dtype=np.int64)
+    for line in range(count):
+        if free.sum() < size:
+            return None
+        parts = line_parts(dataclasses.replace(tree, leaf_free=free), size, costs)
+        cells = [leaf for leaf, n in sorted(parts) for _ in range(n)]
+        for leaf, n in parts:
+            free[leaf] -= n
+        if columns:
+            grid[:, line] = cells
+        else:
+            grid[line, :] = cells
+    return grid
+
+
+def line_parts(tree: Tree, m: int, costs: np.ndarray) -> list[tuple[int, int]]:
+    """``(leaf, cells)`` of a line of ``m`` cells minimising ``sum_l c_l D(A_l)`` over the
+    leaves' free nodes (module docstring); the leaves hold at least ``m``."""
     levels = tree.n_levels
     free = tree.leaf_free.astype(np.int64)
     tables: list[list[np.ndarray]] = [[] for _ in range(levels)]
@@ -96,8 +137,7 @@ def line_leaves(instance: PlacementInstance, tree: Tree, costs: np.ndarray) -> n
     # switch with two children or more, or the root with two minipods or more
     fits = [k for k in range(len(free)) if free[k] >= m]
     if fits:
-        leaf = min(fits, key=lambda k: (int(free[k]), k))
-        return _grid(instance, [(leaf, m)])
+        return [(min(fits, key=lambda k: (int(free[k]), k)), m)]
     best: tuple[float, int, int] | None = None  # (cost, level, switch); level -1: the root
     for lv in range(levels - 1):
         for s, node in enumerate(switches[lv]):
@@ -112,7 +152,7 @@ def line_leaves(instance: PlacementInstance, tree: Tree, costs: np.ndarray) -> n
     node = root if lv == -1 else switches[lv][s]
     parts: list[tuple[int, int]] = []
     _read_back(node, 2, m, lv + 1, tables, switches, parts)
-    return _grid(instance, parts)
+    return parts
 
 
 def _leaf_table(free: int, m: int, cost: float) -> np.ndarray:
