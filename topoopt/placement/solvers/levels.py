@@ -326,12 +326,9 @@ class LevelsSolver(MipSolver):
                 solve_s=walk_s,
                 message=f"{message}; it breaks {'; '.join(check(instance, placement))}",
             )
-        if not proven and instance.objective.mode == "top":
-            # the objective is S_0 alone: the walk ranks the levels below as well, but a
-            # placement whose S_0 meets its bound is optimal for the instance
-            proven = found.scores[0] <= found.bounds[0] + 1e-9
-            if proven:
-                message += "; S_0 proven (the objective 'top'), the levels below unproven"
+        if not proven and planner.top_proven(found.scores, found.bounds[0]):
+            proven = True
+            message += "; S_0 proven (the objective 'top'), the levels below unproven"
         return Attempt(
             solution=placement,
             termination=TerminationReason.OPTIMAL if proven else planner.termination(),
@@ -718,10 +715,7 @@ def _with_walk_bounds(
     )
     if mip.solution is not None and not mip.proven_optimal:
         scores = tuple(s.score for s in level_scores(planner.inst, mip.solution))
-        top = planner.inst.objective.mode == "top"  # the objective is S_0 alone
-        if planner.key(found.bounds) >= planner.key(scores) or (
-            top and bound is not None and scores[0] <= bound + 1e-9
-        ):
+        if planner.key(found.bounds) >= planner.key(scores) or planner.top_proven(scores, bound):
             changes.update(termination=TerminationReason.OPTIMAL, proven_optimal=True)
     return dataclasses.replace(mip, bound=bound, **changes)
 
@@ -806,6 +800,11 @@ class _Planner:
         """Whether the bounds meet the scores (every class left out has bounds that do not
         beat the placement, so this proves it optimal)."""
         return self.key(found.bounds) >= self.key(found.scores)
+
+    def top_proven(self, scores: Sequence[float], bound: float | None) -> bool:
+        """Whether a ``top`` instance's placement is optimal: its objective is ``S_0`` alone,
+        so ``S_0`` meeting its bound is enough (the walk ranks the levels below as well)."""
+        return self.inst.objective.mode == "top" and bound is not None and scores[0] <= bound + 1e-9
 
     def bound_vector(self, found: _Candidate) -> list[float]:
         """Per-level bounds, rounded: for ``lex`` the least bound vector of the classes
