@@ -6,7 +6,8 @@ pricing problem of a group that must hold part of the job (``lo_N > 0``), and th
 greedy-lowcut's cut. One JSON line per instance on standard output. Usage (one thread)::
 
     OMP_NUM_THREADS=1 python benchmarks/partition/colgen_bound.py \\
-        instances/partition/table2-128/*.json --time-limit 300 --at 60 150 300 [--workers 2]
+        instances/partition/table2-128/*.json --time-limit 300 --at 60 150 300 \\
+        [--workers 2] [--pricing mip]
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from topoopt.core.io import load
 from topoopt.partition import colgen
 
 
-def measure(path: Path, limit: float, at: list[float], workers: int = 1) -> dict[str, object]:
+def measure(
+    path: Path, limit: float, at: list[float], workers: int = 1, pricing: str = colgen.PRICING
+) -> dict[str, object]:
     """One instance's record."""
     instance = load(path)
     greedy = topoopt.solve(instance, "partition/greedy-lowcut")
     where = greedy.solution.indices(instance)
     times: list[float] = []
     rounds = [0]
-    price, exact = colgen.price_exactly, colgen.exact_round
+    price, exact = colgen.PRICERS[pricing], colgen.exact_round
 
     def timed_price(problem, group, prize, start, lim):  # type: ignore[no-untyped-def]
         began = time.perf_counter()
@@ -42,14 +45,14 @@ def measure(path: Path, limit: float, at: list[float], workers: int = 1) -> dict
         rounds[0] += 1
         return exact(*args)
 
-    colgen.price_exactly, colgen.exact_round = timed_price, counted_round
+    colgen.PRICERS[pricing], colgen.exact_round = timed_price, counted_round
     started = time.perf_counter()
     trace = []
     try:
-        for found in colgen.colgen_bounds(instance, where, started + limit, workers):
+        for found in colgen.colgen_bounds(instance, where, started + limit, workers, pricing):
             trace.append((time.perf_counter() - started, found.value))
     finally:
-        colgen.price_exactly, colgen.exact_round = price, exact
+        colgen.PRICERS[pricing], colgen.exact_round = price, exact
     wall = time.perf_counter() - started
     cut = float(greedy.objective)
     reached = {str(t): max((v for s, v in trace if s <= t), default=0.0) for t in at}
@@ -57,6 +60,7 @@ def measure(path: Path, limit: float, at: list[float], workers: int = 1) -> dict
     return {
         "instance": instance.name,
         "workers": workers,
+        "pricing": pricing,
         "cut": cut,
         "bound_at": reached,
         "bound": final,
@@ -74,9 +78,11 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument("--at", type=float, nargs="*", default=[60.0, 150.0, 300.0])
     parser.add_argument("--workers", type=int, default=1, help="pricing problems at once")
+    parser.add_argument("--pricing", choices=sorted(colgen.PRICERS), default=colgen.PRICING)
     args = parser.parse_args()
     for path in args.files:
-        print(json.dumps(measure(path, args.time_limit, args.at, args.workers)), flush=True)
+        record = measure(path, args.time_limit, args.at, args.workers, args.pricing)
+        print(json.dumps(record), flush=True)
 
 
 if __name__ == "__main__":

@@ -281,16 +281,23 @@ _PRIZES = st.lists(st.floats(-3.0, 3.0), min_size=8, max_size=8)
 def test_pricing_bounds_and_sets(
     inst: PartitionInstance, raw: list[float], data: st.DataObject
 ) -> None:
-    """The exact pricing's bound is at most the least admissible value (brute force), every
-    set of every pricing heuristic is admissible, and the min cut minimises its objective."""
+    """Each exact pricer's bound is at most the least admissible value (brute force), it
+    proves these small problems and its best set attains that value; every set of every
+    pricing heuristic is admissible, and the min cut minimises its objective."""
     problem = colgen.Problem.of(inst)
     if len(problem.cost) == 0 or inst.n_vertices == 0:
         return
     group = data.draw(st.integers(0, len(problem.cost) - 1))
     prize = np.array(raw[: inst.n_vertices]) * float(problem.cost[group] + 0.1)
     least, values = _admissible_values(problem, group, prize)
-    bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
-    assert bound <= least + 1e-6 * max(1.0, abs(least))
+    found = []
+    for pricer in colgen.PRICERS.values():
+        bound, sets, optimal = pricer(problem, group, prize, None, 10.0)
+        assert bound <= least + 1e-6 * max(1.0, abs(least))
+        assert optimal and sets, pricer  # ten seconds prove these small problems
+        value = problem.cost[group] * problem.boundary(sets[0]) - prize[sets[0]].sum()
+        assert value == pytest.approx(least, abs=1e-6 * max(1.0, abs(least)))
+        found += sets
     master = colgen.Master(problem, inst.n_vertices, 1.0)
     sets = [*found, *colgen.heuristic_columns(problem, group, prize)]
     sets += colgen.grown_columns(problem, group, prize, np.arange(inst.n_vertices))
@@ -333,7 +340,7 @@ def test_pricing_after_another_thread_count_still_bounds() -> None:
     with _scheduler_of_two_threads():
         for group in range(len(problem.cost)):
             least, _ = _admissible_values(problem, group, prize)
-            bound, found = colgen.price_exactly(problem, group, prize, None, 10.0)
+            bound, found, _ = colgen.price_exactly(problem, group, prize, None, 10.0)
             assert bound <= least + 1e-9 and found, (group, bound, least)
 
 

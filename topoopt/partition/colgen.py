@@ -35,8 +35,10 @@ cut). Rounds price every group heuristically (:func:`candidates`: parametric min
 :func:`min_cut`, over a multiplier of ``g(S)``; sets grown from seed vertices,
 :func:`grown_columns`; the group's best columns; each repaired into the range and improved by
 single moves, :func:`local_search`) until no improving column is found, then exactly
-(:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, HiGHS without presolve,
-warm started, within a share of the time), whose dual bounds give ``L``. The master's nesting
+within a share of the time, whose bounds give ``L``: by branch and bound on Lagrangian min
+cuts (:func:`price_by_cuts`, :mod:`topoopt.partition.cut_pricing`; the default) or by a MIP
+(:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, HiGHS without
+presolve, warm started). The master's nesting
 duals are kept in a box around the best ``π`` found (box-step stabilisation, :class:`Master`).
 SpiderFlow §4.2 (eq. 9) states the cut; ``docs/partition.md`` (B4) the proof and the
 measurements.
@@ -47,7 +49,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -74,6 +76,8 @@ EXACT_SHARE = 0.5
 """Share of the time left that one exact pricing round may take."""
 TOLERANCE = 1e-9
 """Reduced costs below ``−TOLERANCE`` improve the master."""
+PRICING = "cuts"
+"""The exact pricer by default (a key of :data:`PRICERS`; ``docs/partition.md``, B4)."""
 BOUND_MARGIN = 1e-6
 """Relative safety margin taken off the bound for the LP/MIP tolerances."""
 
@@ -294,11 +298,12 @@ def pool_columns(
 
 def price_exactly(
     problem: Problem, group: int, prize: np.ndarray, start: np.ndarray | None, limit: float
-) -> tuple[float, list[np.ndarray]]:
+) -> tuple[float, list[np.ndarray], bool]:
     """``min c δ(S) − prize(S)`` over ``lo ≤ g(S) ≤ K`` by a MIP (HiGHS, one thread, presolve
     off, at most ``limit`` s): ``x_v ∈ {0, 1}``, ``y_e ≥ x_u − x_v``, ``y_e ≥ x_v − x_u``.
-    Returns a lower bound on the minimum (the optimum when proven; ``-inf`` without an answer)
-    and the admissible sets HiGHS found on its way (its improving solutions), best first.
+    Returns a lower bound on the minimum (the optimum when proven; ``-inf`` without an answer),
+    the admissible sets HiGHS found on its way (its improving solutions), best first, and
+    whether HiGHS proved the minimum.
 
     HiGHS' presolve slows it down 2–5× on these models (``docs/partition.md``, B4)."""
     import highspy
@@ -357,7 +362,42 @@ def price_exactly(
         found.append(np.asarray(solution.col_value[:nv]) > 0.5)
     low, high = problem.low[group], problem.high[group]
     sets = [mask for mask in found if low <= problem.gpus[mask].sum() <= high]
-    return bound, sorted(sets, key=lambda mask: _price(problem, group, prize, mask))
+    ranked = sorted(sets, key=lambda mask: _price(problem, group, prize, mask))
+    if not ranked or status != highspy.HighsModelStatus.kOptimal:
+        return bound, ranked, False
+    value = _price(problem, group, prize, ranked[0])
+    return bound, ranked, bound >= value - TOLERANCE * max(1.0, abs(value))
+
+
+def price_by_cuts(
+    problem: Problem, group: int, prize: np.ndarray, start: np.ndarray | None, limit: float
+) -> tuple[float, list[np.ndarray], bool]:
+    """The pricing problem of :func:`price_exactly` by branch and bound on Lagrangian min cuts
+    (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
+    first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
+    about ``10⁻⁷`` of the network's capacities)."""
+    from topoopt.partition.cut_pricing import price_by_cuts as search
+
+    return search(
+        problem.heads,
+        problem.tails,
+        float(problem.cost[group]) * problem.traffic,
+        problem.gpus,
+        prize,
+        int(problem.low[group]),
+        int(problem.high[group]),
+        start,
+        limit,
+    )
+
+
+Pricer = Callable[
+    [Problem, int, np.ndarray, "np.ndarray | None", float], tuple[float, list[np.ndarray], bool]
+]
+"""An exact pricer: ``(problem, group, prize, start, limit)`` to a lower bound, the admissible
+sets found (best first) and whether the minimum is proven."""
+PRICERS: dict[str, Pricer] = {"cuts": price_by_cuts, "mip": price_exactly}
+"""The exact pricers of :func:`colgen_bounds` (its option ``pricing``)."""
 
 
 class Master:
@@ -524,13 +564,14 @@ def colgen_bounds(
     where: list[int] | None,
     deadline: float,
     workers: int = 1,
+    pricing: str = PRICING,
 ) -> Iterator[Bound]:
     """Column generation (module docstring) until ``deadline`` (``time.perf_counter()``) or
     until no improving column is found, yielding each new best certified bound.
 
     Rounds price every group heuristically (:func:`candidates`) at the master's duals until
     no improving column is found or :data:`HEURISTIC_ROUNDS` rounds, then exactly
-    (:func:`price_exactly`, within :data:`EXACT_SHARE` of the time left): its bounds give
+    (``pricing``, within :data:`EXACT_SHARE` of the time left): its bounds give
     ``L`` at the master's duals. The box of :class:`Master` moves its centre to the duals of
     each better ``L`` and doubles when an exact round proves that no column improves while the
     LP still uses the box; the search ends when it proves that with the box unused (the
@@ -547,7 +588,12 @@ def colgen_bounds(
         When to stop.
     workers
         Pricing problems solved at once in an exact round (threads).
+    pricing
+        The exact pricer, a key of :data:`PRICERS`: ``"cuts"`` (:func:`price_by_cuts`) or
+        ``"mip"`` (:func:`price_exactly`).
     """
+    if pricing not in PRICERS:
+        raise ValueError(f"pricing must be one of {sorted(PRICERS)}, got {pricing!r}")
     problem = Problem.of(instance)
     nv, groups = instance.n_vertices, len(problem.cost)
     if groups == 0 or nv == 0:
@@ -582,7 +628,9 @@ def colgen_bounds(
             if added:
                 continue
         heuristic = 0
-        bound, added, proven = exact_round(problem, master, conv, nest, deadline, effort, workers)
+        bound, added, proven = exact_round(
+            problem, master, conv, nest, deadline, effort, workers, PRICERS[pricing]
+        )
         bound -= BOUND_MARGIN * abs(bound)
         if bound > best:
             best = bound
@@ -602,6 +650,7 @@ def exact_round(
     deadline: float,
     effort: np.ndarray,
     workers: int = 1,
+    pricer: Pricer = price_exactly,
 ) -> tuple[float, int, bool]:
     """Price every group exactly at the master's duals: ``L`` from the pricing bounds, the
     number of improving columns added, and whether every pricing problem was solved to
@@ -622,15 +671,15 @@ def exact_round(
         start = min(sets, key=lambda m: _price(problem, i, prize, m), default=None)
         jobs[i] = (prize, sets, start)
 
-    def price(k: int) -> tuple[float, list[np.ndarray], float] | None:
+    def price(k: int) -> tuple[float, list[np.ndarray], bool, float] | None:
         """The ``k``-th group's pricing (the pool starts them in order)."""
         began = time.perf_counter()
         if began >= deadline:
             return None
         prize, _, start = jobs[order[k]]
         share = workers * (stop - began) / (groups - k)
-        minimum, found = price_exactly(problem, order[k], prize, start, share)
-        return minimum, found, time.perf_counter() - began
+        minimum, found, optimal = pricer(problem, order[k], prize, start, share)
+        return minimum, found, optimal, time.perf_counter() - began
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = list(pool.map(price, range(groups)))
@@ -639,13 +688,9 @@ def exact_round(
     for i, outcome in zip(order, outcomes, strict=True):
         if outcome is None:
             return -math.inf, added, False
-        minima[i], found, effort[i] = outcome
+        minima[i], found, optimal, effort[i] = outcome
         prize, sets, _ = jobs[i]
-        if found:
-            value = _price(problem, i, prize, found[0])
-            proven &= minima[i] >= value - TOLERANCE * max(1.0, abs(value))
-        else:
-            proven = False
+        proven &= optimal
         added += add_improving(problem, master, i, prize, conv[i], sets + found)
     return lagrangian(problem, nest, minima), added, proven
 
