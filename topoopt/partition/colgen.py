@@ -587,13 +587,17 @@ def colgen_bounds(
     deadline
         When to stop.
     workers
-        Pricing problems solved at once in an exact round (threads).
+        Pricing problems solved at once in an exact round (threads) by the MIP; the cut
+        pricer holds the GIL (two threads took twice as long as one), so it prices one group
+        at a time.
     pricing
         The exact pricer, a key of :data:`PRICERS`: ``"cuts"`` (:func:`price_by_cuts`) or
         ``"mip"`` (:func:`price_exactly`).
     """
     if pricing not in PRICERS:
         raise ValueError(f"pricing must be one of {sorted(PRICERS)}, got {pricing!r}")
+    if pricing != "mip":
+        workers = 1
     problem = Problem.of(instance)
     nv, groups = instance.n_vertices, len(problem.cost)
     if groups == 0 or nv == 0:
