@@ -4,13 +4,16 @@ brute force over every vertex set."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from topoopt.partition import colgen
 from topoopt.partition.cut_pricing import CutNetwork, price_by_cuts
+from topoopt.partition.generate import examples
 
 
 @st.composite
@@ -100,3 +103,9 @@ def test_the_network_cut_is_least_with_vertices_fixed(p: dict, data: st.DataObje
     )
     assert value <= least + slack
     assert least - slack <= bound <= least + 1e-12
+
+
+def test_an_unknown_pricer_is_named() -> None:
+    bounds = colgen.colgen_bounds(examples()[0], None, time.perf_counter() + 1.0, pricing="lp")
+    with pytest.raises(ValueError, match="pricing must be one of"):
+        next(bounds)
