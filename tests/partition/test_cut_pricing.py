@@ -12,12 +12,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from topoopt.partition import colgen
-from topoopt.partition.cut_pricing import CutNetwork, price_by_cuts
+from topoopt.partition.cut_pricing import CutNetwork, CutProblem, price_by_cuts
 from topoopt.partition.generate import examples
 
 
 @st.composite
-def pricing_problems(draw: st.DrawFn) -> dict:
+def pricing_problems(draw: st.DrawFn) -> CutProblem:
     """A graph of 1-10 vertices, capacities, sizes (all equal or not), prizes and a range."""
     n = draw(st.integers(1, 10))
     pairs = [(u, v) for u in range(n) for v in range(u + 1, n)]
@@ -25,84 +25,77 @@ def pricing_problems(draw: st.DrawFn) -> dict:
     size = st.just(draw(st.integers(1, 8))) if draw(st.booleans()) else st.integers(1, 4)
     gpus = np.array(draw(st.lists(size, min_size=n, max_size=n)))
     low = draw(st.integers(0, int(gpus.sum())))
-    return {
-        "heads": np.array([u for u, _ in edges], dtype=np.int64),
-        "tails": np.array([v for _, v in edges], dtype=np.int64),
-        "capacity": np.array(
+    return CutProblem(
+        heads=np.array([u for u, _ in edges], dtype=np.int64),
+        tails=np.array([v for _, v in edges], dtype=np.int64),
+        capacity=np.array(
             draw(st.lists(st.floats(0.0, 2.0), min_size=len(edges), max_size=len(edges)))
         ),
-        "gpus": gpus,
-        "prize": np.array(draw(st.lists(st.floats(-3.0, 3.0), min_size=n, max_size=n))),
-        "low": low,
-        "high": draw(st.integers(low, int(gpus.sum()))),
-    }
+        gpus=gpus,
+        prize=np.array(draw(st.lists(st.floats(-3.0, 3.0), min_size=n, max_size=n))),
+        low=low,
+        high=draw(st.integers(low, int(gpus.sum()))),
+    )
 
 
-def _values(p: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Every vertex set (rows of a boolean matrix) and its ``Σ capacity δ(S) − prize(S)``."""
-    n = len(p["prize"])
+def _values(p: CutProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every vertex set (rows of a boolean matrix), its ``Σ capacity δ(S) − prize(S)`` and
+    whether it is admissible."""
+    n = len(p.prize)
     masks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
-    crossing = masks[:, p["heads"]] != masks[:, p["tails"]]
-    return masks, crossing @ p["capacity"] - masks @ p["prize"]
+    crossing = masks[:, p.heads] != masks[:, p.tails]
+    sizes = masks @ p.gpus
+    return masks, crossing @ p.capacity - masks @ p.prize, (sizes >= p.low) & (sizes <= p.high)
+
+
+def _slack(p: CutProblem) -> float:
+    """The rounding the min cuts' bounds may carry, generously."""
+    return 1e-6 * max(1.0, float(p.capacity.sum() + np.abs(p.prize).sum()))
 
 
 @settings(max_examples=150, deadline=None)
 @given(p=pricing_problems())
-def test_the_search_finds_the_minimum_and_bounds_it(p: dict) -> None:
-    masks, values = _values(p)
-    sizes = masks @ p["gpus"]
-    admissible = (sizes >= p["low"]) & (sizes <= p["high"])
-    lower, found, proven = price_by_cuts(**p, start=None, limit=10.0)
+def test_the_search_finds_the_minimum_and_bounds_it(p: CutProblem) -> None:
+    _, values, admissible = _values(p)
+    lower, found, proven = price_by_cuts(p, None, 10.0)
     if not admissible.any():
         assert (lower, found, proven) == (-math.inf, [], False)  # no claim
         return
     least = float(values[admissible].min())
-    slack = 1e-6 * max(1.0, float(p["capacity"].sum() + np.abs(p["prize"]).sum()))
     assert proven and found
-    assert least - slack <= lower <= least + 1e-12
+    assert least - _slack(p) <= lower <= least + 1e-12
     for mask in found:
-        assert p["low"] <= p["gpus"][mask].sum() <= p["high"]
-    best = found[0]
-    value = float(
-        p["capacity"][best[p["heads"]] != best[p["tails"]]].sum() - p["prize"][best].sum()
-    )
-    assert value == pytest.approx(least, abs=slack)
+        assert p.low <= p.gpus[mask].sum() <= p.high
+    assert p.value(found[0]) == pytest.approx(least, abs=_slack(p))
 
 
 @settings(max_examples=60, deadline=None)
 @given(p=pricing_problems())
-def test_a_search_stopped_at_once_still_bounds_the_minimum(p: dict) -> None:
-    masks, values = _values(p)
-    sizes = masks @ p["gpus"]
-    admissible = (sizes >= p["low"]) & (sizes <= p["high"])
+def test_a_search_stopped_at_once_still_bounds_the_minimum(p: CutProblem) -> None:
+    masks, values, admissible = _values(p)
     assume(admissible.any())
     start = masks[int(np.flatnonzero(admissible)[0])]
-    lower, found, _ = price_by_cuts(**p, start=start, limit=0.0)
+    lower, found, _ = price_by_cuts(p, start, 0.0)
     assert lower <= float(values[admissible].min()) + 1e-12
     assert found and not math.isnan(lower)
 
 
 @settings(max_examples=100, deadline=None)
 @given(p=pricing_problems(), data=st.data())
-def test_the_network_cut_is_least_with_vertices_fixed(p: dict, data: st.DataObject) -> None:
+def test_the_network_cut_is_least_with_vertices_fixed(p: CutProblem, data: st.DataObject) -> None:
     """``CutNetwork.minimum`` is the least ``δ(S) + weight(S)`` over the sets that keep the
     fixed vertices, its set attains it, and its bound is below it."""
-    n = len(p["prize"])
+    n = len(p.prize)
     side = np.array(data.draw(st.lists(st.sampled_from([-1, 0, 1]), min_size=n, max_size=n)))
     inside, outside = side == 1, side == -1
-    masks, values = _values(p)  # with weight = -prize
+    masks, values, _ = _values(p)  # with weight = -prize
     keeps = (masks | ~inside).all(axis=1) & ~(masks & outside).any(axis=1)
     least = float(values[keeps].min())
-    mask, bound, _ = CutNetwork(p["heads"], p["tails"], p["capacity"], n).minimum(
-        -p["prize"], inside, outside
-    )
-    slack = 1e-6 * max(1.0, float(p["capacity"].sum() + np.abs(p["prize"]).sum()))
+    network = CutNetwork(p.heads, p.tails, p.capacity, n)
+    mask, bound, _ = network.minimum(-p.prize, inside, outside)
     assert (mask | ~inside).all() and not (mask & outside).any()
-    value = float(
-        p["capacity"][mask[p["heads"]] != mask[p["tails"]]].sum() - p["prize"][mask].sum()
-    )
-    assert value <= least + slack
-    assert least - slack <= bound <= least + 1e-12
+    assert p.value(mask) <= least + _slack(p)
+    assert least - _slack(p) <= bound <= least + 1e-12
 
 
 def test_an_unknown_pricer_is_named() -> None:

@@ -376,19 +376,13 @@ def price_by_cuts(
     (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
     about ``10⁻⁷`` of the network's capacities)."""
+    from topoopt.partition.cut_pricing import CutProblem
     from topoopt.partition.cut_pricing import price_by_cuts as search
 
-    return search(
-        problem.heads,
-        problem.tails,
-        float(problem.cost[group]) * problem.traffic,
-        problem.gpus,
-        prize,
-        int(problem.low[group]),
-        int(problem.high[group]),
-        start,
-        limit,
-    )
+    capacity = float(problem.cost[group]) * problem.traffic
+    low, high = int(problem.low[group]), int(problem.high[group])
+    pricing = CutProblem(problem.heads, problem.tails, capacity, problem.gpus, prize, low, high)
+    return search(pricing, start, limit)
 
 
 Pricer = Callable[

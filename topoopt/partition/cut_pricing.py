@@ -142,37 +142,52 @@ class _Node:
     lines: tuple[np.ndarray | None, np.ndarray | None] = field(compare=False, default=(None, None))
 
 
+@dataclass(frozen=True)
+class CutProblem:
+    """``min Σ_e capacity_e [e crosses S] − prize(S)`` over ``low ≤ gpus(S) ≤ high``.
+
+    Attributes
+    ----------
+    heads, tails, capacity
+        The edges and their capacities (``c t_e`` of a group's pricing problem).
+    gpus, prize
+        ``g_v`` and ``p_v`` of every vertex.
+    low, high
+        The range of ``gpus(S)``.
+    """
+
+    heads: np.ndarray
+    tails: np.ndarray
+    capacity: np.ndarray
+    gpus: np.ndarray
+    prize: np.ndarray
+    low: int
+    high: int
+
+    def value(self, mask: np.ndarray) -> float:
+        """``f(S) = Σ_e capacity_e [e crosses S] − prize(S)``."""
+        crossing = mask[self.heads] != mask[self.tails]
+        return float(self.capacity[crossing].sum() - self.prize[mask].sum())
+
+
 class CutPricer:
     """Branch and bound over one pricing problem (module docstring)."""
 
-    def __init__(
-        self,
-        heads: np.ndarray,
-        tails: np.ndarray,
-        capacity: np.ndarray,
-        gpus: np.ndarray,
-        prize: np.ndarray,
-        low: int,
-        high: int,
-    ) -> None:
-        self.heads, self.tails, self.capacity = heads, tails, capacity
-        self.gpus = gpus.astype(float)
-        self.prize = prize
-        self.low, self.high = low, high
-        self.network = CutNetwork(heads, tails, capacity, len(prize))
+    def __init__(self, problem: CutProblem) -> None:
+        self.value = problem.value
+        self.gpus = problem.gpus.astype(float)
+        self.prize = problem.prize
+        self.low, self.high = problem.low, problem.high
+        n = len(problem.prize)
+        self.network = CutNetwork(problem.heads, problem.tails, problem.capacity, n)
         degree = np.bincount(
-            np.concatenate([heads, tails]),
-            weights=np.concatenate([capacity, capacity]),
-            minlength=len(prize),
+            np.concatenate([problem.heads, problem.tails]),
+            weights=np.concatenate([problem.capacity, problem.capacity]),
+            minlength=n,
         )
-        self.priority = np.abs(prize) + degree
+        self.priority = np.abs(problem.prize) + degree
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
         self.best = math.inf
-
-    def value(self, mask: np.ndarray) -> float:
-        """``f(S) = c δ(S) − p(S)``."""
-        crossing = mask[self.heads] != mask[self.tails]
-        return float(self.capacity[crossing].sum() - self.prize[mask].sum())
 
     def line(self, mask: np.ndarray, mu: float) -> float:
         """``f(S) + μ (g(S) − b(μ))``, an upper bound on ``h(μ) `` from the set ``S``."""
@@ -271,18 +286,10 @@ class CutPricer:
 
 
 def price_by_cuts(
-    heads: np.ndarray,
-    tails: np.ndarray,
-    capacity: np.ndarray,
-    gpus: np.ndarray,
-    prize: np.ndarray,
-    low: int,
-    high: int,
-    start: np.ndarray | None,
-    limit: float,
+    problem: CutProblem, start: np.ndarray | None, limit: float
 ) -> tuple[float, list[np.ndarray], bool]:
-    """``min Σ_e capacity_e [e crosses S] − prize(S)`` over ``low ≤ gpus(S) ≤ high`` by branch
-    and bound (module docstring), within ``limit`` seconds.
+    """``problem``'s minimum by branch and bound (module docstring), within ``limit`` seconds,
+    from the admissible set ``start`` if given.
 
     Returns a lower bound on the minimum (the least bound of the nodes closed or open:
     the minimum, up to the rounding, when the search ends; ``-inf`` when it met no admissible
@@ -290,13 +297,12 @@ def price_by_cuts(
     search ended (the minimum proven).
     """
     stop = time.perf_counter() + limit
-    n = len(prize)
-    pricer = CutPricer(heads, tails, capacity, gpus, prize, low, high)
+    pricer = CutPricer(problem)
     if start is not None:
         pricer.offer(start)
     count = itertools.count()
-    none = np.zeros(n, dtype=bool)
-    if gpus.sum() < low or low > high:
+    none = np.zeros(len(problem.prize), dtype=bool)
+    if problem.gpus.sum() < problem.low or problem.low > problem.high:
         return -math.inf, [], False
     heap = [_Node(-math.inf, next(count), 0.0, none, none.copy())]
     floor = math.inf  # the least bound of a node closed by the incumbent
@@ -321,4 +327,4 @@ def price_by_cuts(
     return lower, [mask for _, mask in ranked], not heap
 
 
-__all__ = ["CutNetwork", "CutPricer", "price_by_cuts"]
+__all__ = ["CutNetwork", "CutPricer", "CutProblem", "price_by_cuts"]
