@@ -226,7 +226,7 @@ class CutPricer:
     def peak(self, node: _Node) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Kelley's cutting planes for ``max_μ h(μ)`` at ``node``, raising its bound (and
         setting its multiplier and slack to those of the best cut): the two bracketing cuts
-        (``None`` when the node is solved)."""
+        (``None`` when the node is solved, or closed by the incumbent on the way)."""
         inside, outside = node.inside, node.outside
         big, small = node.lines
         mu = node.multiplier
@@ -237,8 +237,8 @@ class CutPricer:
                 h, mask, slack = self.bound_at(mu, inside, outside)
             if h > node.bound:
                 node.bound, node.multiplier, node.slack = h, mu, slack
-            if self.solved(mask, mu):
-                return None, None  # f(mask) = h(μ) up to the rounding
+            if self.solved(mask, mu) or self.closes(node):
+                return None, None  # f(mask) = h(μ) up to the rounding, or no better set
             if big is not None and small is not None and step > 0:
                 model = min(self.line(big, mu), self.line(small, mu))
                 if self.line(mask, mu) >= model - 1e-9 * max(1.0, abs(model)):
@@ -308,15 +308,9 @@ def price_by_cuts(
     floor = math.inf  # the least bound of a node closed by the incumbent
     while heap and time.perf_counter() < stop:
         node = heapq.heappop(heap)
-        if pricer.closes(node):
-            floor = min(floor, node.bound)
-            continue
-        big, small = pricer.peak(node)
+        big, small = (None, None) if pricer.closes(node) else pricer.peak(node)
         if big is None or small is None:
-            floor = min(floor, node.bound)  # solved (or infeasible: +inf)
-            continue
-        if pricer.closes(node):
-            floor = min(floor, node.bound)
+            floor = min(floor, node.bound)  # closed by the incumbent, solved or infeasible
             continue
         for child in pricer.children(node, big, small, count):
             heapq.heappush(heap, child)
