@@ -375,7 +375,7 @@ def price_by_cuts(
     """The pricing problem of :func:`price_exactly` by branch and bound on Lagrangian min cuts
     (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
-    about ``10⁻⁷`` of the network's capacities)."""
+    about ``10⁻⁶`` of the network's capacities)."""
     from topoopt.partition.cut_pricing import CutProblem
     from topoopt.partition.cut_pricing import price_by_cuts as search
 
@@ -648,11 +648,11 @@ def exact_round(
     deadline: float,
     effort: np.ndarray,
     workers: int = 1,
-    pricer: Pricer = price_exactly,
+    pricer: Pricer = price_by_cuts,
 ) -> tuple[float, int, bool]:
-    """Price every group exactly at the master's duals: ``L`` from the pricing bounds, the
-    number of improving columns added, and whether every pricing problem was solved to
-    optimality.
+    """Price every group exactly (by ``pricer``) at the master's duals: ``L`` from the pricing
+    bounds, the number of improving columns added, and whether every pricing problem was
+    solved to optimality.
 
     The groups go in the order of ``effort`` (each one's last pricing time, updated), each
     with an equal share of the round's time left (:data:`EXACT_SHARE` of the time left), so
