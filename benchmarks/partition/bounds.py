@@ -84,7 +84,8 @@ of its time is the bounds', so B3 goes first at 60 s; earlier records); `partiti
 `t2-S-0-i` are the committed files (seed 0): `instances/partition/table2-128` and
 `instances/partition/table2-512`;
 `t2-S-k-0` with `k` = 1 to 6 are fresh ones (`--seeds k --sizes S`, records of the
-solvers that ran on them).
+solvers that ran on them; `t2-128-5-0` and `t2-128-6-0` were first run with the cut pricer,
+`partition/mip` and `partition/ils` as above).
 
 """
 
