@@ -16,7 +16,9 @@ takes the rest. Options: ``symmetry`` (default
 spreading-metric LP when that goes first on a job of
 :data:`~topoopt.partition.bounds.COLUMNS_AUTO_VERTICES` to
 :data:`~topoopt.partition.bounds.COLUMNS_AUTO_MAX_VERTICES` vertices under a time limit. Its exact
-pricing rounds solve ``threads`` pricing problems at once (one without ``threads``).
+pricing is the branch and bound on min cuts of :mod:`topoopt.partition.cut_pricing`, one group
+at a time (it holds the GIL; with the MIP pricer of ``colgen.price_exactly`` the rounds would
+solve ``threads`` pricing problems at once).
 The result's bound is the best of those and the backend's, and the message says which one it
 is; a bound that reaches the incumbent proves it optimal without the MIP.
 
