@@ -55,10 +55,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 from topoopt.core.backends import quiet_highs
 from topoopt.partition.bounds import Bound, hierarchy
+from topoopt.partition.cut_pricing import CutNetwork, CutProblem
+from topoopt.partition.cut_pricing import price_by_cuts as search_by_cuts
 from topoopt.partition.instance import PartitionInstance
 
 BOX = 0.125
@@ -70,8 +71,6 @@ SEEDS = 8
 """Vertices from which :func:`grown_columns` grows sets."""
 COLUMNS_PER_GROUP = 6
 """Most columns added per group and round."""
-FLOW_SCALE = 1e9
-"""Total integer capacity of a min-cut network (``maximum_flow`` needs integers)."""
 EXACT_SHARE = 0.5
 """Share of the time left that one exact pricing round may take."""
 TOLERANCE = 1e-9
@@ -151,33 +150,12 @@ class Problem:
 
 
 def min_cut(problem: Problem, weight: float, prize: np.ndarray) -> np.ndarray:
-    """A set minimising ``weight · δ(S) − prize(S)`` without the cardinality (an s–t min cut
-    on capacities scaled to integers, so optimal up to the rounding)."""
-    nv = len(prize)
-    source, sink = nv, nv + 1
-    gain = np.flatnonzero(prize > 0)
-    loss = np.flatnonzero(prize < 0)
-    rows = np.concatenate([problem.heads, problem.tails, np.full(len(gain), source), loss])
-    cols = np.concatenate([problem.tails, problem.heads, gain, np.full(len(loss), sink)])
-    caps = np.concatenate(
-        [weight * problem.traffic, weight * problem.traffic, prize[gain], -prize[loss]]
-    )
-    total = float(caps.sum())
-    if not total > 1e-12:  # nothing to gain or lose: the empty set
-        return np.zeros(nv, dtype=bool)
-    scale = FLOW_SCALE / total  # every capacity then fits an int32
-    graph = sp.csr_matrix(
-        (np.maximum(np.rint(caps * scale), 0).astype(np.int32), (rows, cols)),
-        shape=(nv + 2, nv + 2),
-    )
-    flow = maximum_flow(graph, source, sink, method="dinic").flow
-    residual = (graph - flow).tocsr()
-    residual.data = (residual.data > 0).astype(np.int8)
-    residual.eliminate_zeros()
-    reached = breadth_first_order(residual, source, directed=True, return_predecessors=False)
-    mask = np.zeros(nv, dtype=bool)
-    mask[reached[reached < nv]] = True
-    return mask
+    """A set minimising ``weight · δ(S) − prize(S)`` without the cardinality: the least source
+    side of :meth:`~topoopt.partition.cut_pricing.CutNetwork.minimum` (an s–t min cut on
+    capacities scaled to integers, so optimal up to the rounding)."""
+    nothing = np.zeros(len(prize), dtype=bool)
+    network = CutNetwork(problem.heads, problem.tails, weight * problem.traffic, len(prize))
+    return network.minimum(-prize, nothing, nothing)[0]
 
 
 def local_search(
@@ -376,13 +354,10 @@ def price_by_cuts(
     (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
     about ``10⁻⁶`` of the network's capacities)."""
-    from topoopt.partition.cut_pricing import CutProblem
-    from topoopt.partition.cut_pricing import price_by_cuts as search
-
     capacity = float(problem.cost[group]) * problem.traffic
     low, high = int(problem.low[group]), int(problem.high[group])
     pricing = CutProblem(problem.heads, problem.tails, capacity, problem.gpus, prize, low, high)
-    return search(pricing, start, limit)
+    return search_by_cuts(pricing, start, limit)
 
 
 Pricer = Callable[
