@@ -353,7 +353,7 @@ def price_by_cuts(
     """The pricing problem of :func:`price_exactly` by branch and bound on Lagrangian min cuts
     (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
-    about ``10⁻⁶`` of the network's capacities)."""
+    about ``10⁻⁹`` of the network's capacities)."""
     capacity = float(problem.cost[group]) * problem.traffic
     low, high = int(problem.low[group]), int(problem.high[group])
     pricing = CutProblem(problem.heads, problem.tails, capacity, problem.gpus, prize, low, high)

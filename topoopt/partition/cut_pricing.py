@@ -29,13 +29,13 @@ multiplier (one cut; it starts the child's own Kelley iterations, with the paren
 lines adjusted to the fixed vertex). Nodes are taken best bound first; the cuts met on the
 way that are admissible are the incumbents (and the columns returned).
 
-The min cuts are on capacities scaled to integers (``scipy.sparse.csgraph.maximum_flow``),
-so each bound subtracts the rounding's worst case, half a unit per arc, and a node whose bound
-is within twice that of the incumbent is closed: a search that ends proves the minimum up to
-the rounding (about ``10⁻⁶`` of the network's capacities). The bound returned is the least
-bound of the nodes closed or open: a valid lower bound at any time, the time limit
-included. Measured against the MIP of :func:`~topoopt.partition.colgen.price_exactly`:
-``docs/partition.md`` (B4).
+The min cuts are on capacities scaled to integers (OR-Tools' ``SimpleMaxFlow``, exact in
+integer arithmetic), so each bound subtracts the rounding's worst case, half a unit per arc,
+and a node whose bound is within twice that of the incumbent is closed: a search that ends
+proves the minimum up to the rounding (about ``10⁻⁹`` of the network's capacities). The
+bound returned is the least bound of the nodes closed or open: a valid lower bound at any
+time, the time limit included. Measured against the MIP of
+:func:`~topoopt.partition.colgen.price_exactly`: ``docs/partition.md`` (B4).
 """
 
 from __future__ import annotations
@@ -46,14 +46,15 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+from ortools.graph.python import max_flow
 
-SCALE = 2e9
-"""Sum of a network's scaled capacities (a fixed vertex's arc is just above it); every
-capacity and flow then fits an int32."""
+SCALE = 2.0**40
+"""Sum of a network's scaled capacities (a fixed vertex's arc is above twice it); with up to
+``2²¹`` fixed vertices every capacity and flow fits an int64, and the rounding's worst case is
+about ``10⁻¹²`` of the capacities per arc."""
 KELLEY_STEPS = 60
 """Most min cuts in one node's search for its multiplier."""
 COLUMNS = 6
@@ -61,30 +62,25 @@ COLUMNS = 6
 
 
 class CutNetwork:
-    """The s–t network of one pricing problem, its sparsity pattern built once.
+    """The s–t network of one pricing problem, its arcs built once (OR-Tools' push-relabel
+    ``SimpleMaxFlow``, which keeps the residual arcs itself).
 
     Vertices ``0 .. n−1``, source ``n``, sink ``n + 1``; every edge both ways, and an arc
-    ``s → v`` and ``v → t`` (and their reverses) for every vertex, so that the pattern holds
-    the residual arcs too and each cut only rewrites the capacities.
+    ``s → v`` and ``v → t`` for every vertex, so that each cut only rewrites the capacities.
     """
 
     def __init__(self, heads: np.ndarray, tails: np.ndarray, capacity: np.ndarray, n: int):
         self.n = n
-        source, sink = n, n + 1
+        self.m = len(heads)
         v = np.arange(n)
-        rows = np.concatenate([heads, tails, np.full(n, source), v, v, np.full(n, sink)])
-        cols = np.concatenate([tails, heads, v, np.full(n, source), np.full(n, sink), v])
-        keys, position = np.unique(rows * (n + 2) + cols, return_inverse=True)
-        self.rows = keys // (n + 2)
-        self.indices = (keys % (n + 2)).astype(np.int32)
-        self.indptr = np.searchsorted(self.rows, np.arange(n + 3)).astype(np.int32)
-        m = len(heads)
-        self.to_source = position[2 * m : 2 * m + n]
-        self.to_sink = position[2 * m + 2 * n : 2 * m + 3 * n]
-        self.edges = np.bincount(
-            position[: 2 * m], weights=np.concatenate([capacity, capacity]), minlength=len(keys)
-        ).astype(float)  # (an empty bincount is of integers)
-        self.arcs = 2 * m + n  # arcs that may carry a capacity (each rounded once)
+        self.flow = max_flow.SimpleMaxFlow()
+        self.ids = self.flow.add_arcs_with_capacity(
+            np.concatenate([heads, tails, np.full(n, n), v]),
+            np.concatenate([tails, heads, v, np.full(n, n + 1)]),
+            np.zeros(2 * self.m + 2 * n, dtype=np.int64),
+        )
+        self.edges = np.concatenate([capacity, capacity, np.zeros(2 * n)]).astype(float)
+        self.arcs = 2 * self.m + n  # arcs that may carry a capacity (each rounded once)
 
     def minimum(
         self, weight: np.ndarray, inside: np.ndarray, outside: np.ndarray
@@ -92,40 +88,43 @@ class CutNetwork:
         """The least source side ``S`` of ``Σ_e δ(S) + weight(S)`` with ``inside ⊆ S`` and
         ``outside ∩ S = ∅``, a lower bound on that minimum (the scaled max flow less the
         rounding's worst case) and that worst case (the bound is within twice of it)."""
-        n = self.n
+        n, to_source = self.n, 2 * self.m
+        to_sink = to_source + n
         free = ~(inside | outside)
         gain = free & (weight < 0)
         constant = float(weight[gain].sum() + weight[inside].sum())
         data = self.edges.copy()
-        data[self.to_source] += np.where(gain, -weight, 0.0)
-        data[self.to_sink] += np.where(free & (weight > 0), weight, 0.0)
+        data[to_source:to_sink] = np.where(gain, -weight, 0.0)
+        data[to_sink:] = np.where(free & (weight > 0), weight, 0.0)
         total = float(data.sum())
         if not total > 0:
             return inside.copy(), constant, 0.0
-        scale = SCALE / total
-        scaled = np.rint(data * scale)
-        scaled[self.to_source[inside]] = SCALE + 1
-        scaled[self.to_sink[outside]] = SCALE + 1
-        capacity = scaled.astype(np.int32)
-        graph = sp.csr_matrix((capacity, self.indices, self.indptr), shape=(n + 2, n + 2))
-        result = maximum_flow(graph, n, n + 1, method="dinic")
-        flow = result.flow.tocsr()
-        flow.sort_indices()
-        if flow.nnz == len(capacity) and np.array_equal(flow.indices, self.indices):
-            left = capacity - flow.data
-        else:  # scipy dropped or added entries: read the flow arc by arc
-            left = capacity - np.asarray(flow[self.rows, self.indices]).ravel()
-        open_ = left > 0
-        counts = np.bincount(self.rows[open_], minlength=n + 2)
-        residual = sp.csr_matrix(
-            (np.ones(int(open_.sum()), np.int8), self.indices[open_], np.r_[0, np.cumsum(counts)]),
-            shape=(n + 2, n + 2),
-        )
-        reached = breadth_first_order(residual, n, directed=True, return_predecessors=False)
+        scale = min(SCALE / total, 1e300)  # finite for a subnormal total too
+        capacity = np.rint(data * scale).astype(np.int64)
+        infinite = 2 * int(SCALE) + len(capacity)  # above every cut of the finite arcs
+        capacity[to_source + np.flatnonzero(inside)] = infinite
+        capacity[to_sink + np.flatnonzero(outside)] = infinite
+        self.flow.set_arcs_capacity(self.ids, capacity)
+        status = self.flow.solve(n, n + 1)
+        if status != self.flow.OPTIMAL:
+            raise RuntimeError(f"OR-Tools max flow ended with status {status}")
+        reached = np.asarray(self.flow.get_source_side_min_cut(), dtype=np.int64)
         side = inside.copy()
         side[reached[reached < n]] = True
         slack = 0.5 * self.arcs / scale
-        return side, constant + result.flow_value / scale - slack, slack
+        return side, constant + self.flow.optimal_flow() / scale - slack, slack
+
+
+class _Cut(NamedTuple):
+    """A vertex set with its value ``f(S)`` and size ``g(S)`` (each computed once)."""
+
+    mask: np.ndarray
+    value: float
+    size: float
+
+    def line(self, mu: float, side: float) -> float:
+        """``f(S) + μ (g(S) − b)``: an upper bound on ``h(μ)`` when ``side`` is ``b(μ)``."""
+        return self.value + mu * (self.size - side)
 
 
 @dataclass(order=True)
@@ -138,7 +137,7 @@ class _Node:
     inside: np.ndarray = field(compare=False)
     outside: np.ndarray = field(compare=False)
     slack: float = field(compare=False, default=0.0)
-    first: tuple[float, np.ndarray, float] | None = field(compare=False, default=None)
+    first: tuple[float, _Cut, float] | None = field(compare=False, default=None)
     lines: tuple[np.ndarray | None, np.ndarray | None] = field(compare=False, default=(None, None))
 
 
@@ -189,71 +188,73 @@ class CutPricer:
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
         self.best = math.inf
 
-    def line(self, mask: np.ndarray, mu: float) -> float:
-        """``f(S) + μ (g(S) − b(μ))``, an upper bound on ``h(μ) `` from the set ``S``."""
-        return self.value(mask) + mu * (self.gpus[mask].sum() - self.side(mu))
+    def cut(self, mask: np.ndarray) -> _Cut:
+        """``mask`` with its value and size."""
+        return _Cut(mask, self.value(mask), float(self.gpus[mask].sum()))
+
+    def line(self, cut: _Cut, mu: float) -> float:
+        """``f(S) + μ (g(S) − b(μ))``, an upper bound on ``h(μ)`` from the set ``S``."""
+        return cut.line(mu, self.side(mu))
 
     def side(self, mu: float) -> float:
         """``b(μ)``: the bound of the cardinality range that the multiplier ``μ`` prices."""
         return float(self.high if mu >= 0 else self.low)
 
-    def offer(self, mask: np.ndarray) -> None:
-        """Keep ``mask`` if it is admissible (the incumbents and the columns returned)."""
-        if self.low <= self.gpus[mask].sum() <= self.high:
-            value = self.value(mask)
-            self.found.setdefault(np.packbits(mask).tobytes(), (value, mask.copy()))
-            self.best = min(self.best, value)
+    def offer(self, cut: _Cut) -> None:
+        """Keep ``cut`` if it is admissible (the incumbents and the columns returned)."""
+        if self.low <= cut.size <= self.high:
+            self.found.setdefault(np.packbits(cut.mask).tobytes(), (cut.value, cut.mask.copy()))
+            self.best = min(self.best, cut.value)
 
     def bound_at(
         self, mu: float, inside: np.ndarray, outside: np.ndarray
-    ) -> tuple[float, np.ndarray, float]:
+    ) -> tuple[float, _Cut, float]:
         """``h(μ)`` at a node (a valid lower bound), its least min cut and the rounding's worst
         case in it (:meth:`CutNetwork.minimum`)."""
         mask, least, slack = self.network.minimum(mu * self.gpus - self.prize, inside, outside)
-        self.offer(mask)
-        return least - mu * self.side(mu), mask, slack
+        cut = self.cut(mask)
+        self.offer(cut)
+        return least - mu * self.side(mu), cut, slack
 
     def closes(self, node: _Node) -> bool:
         """Whether the incumbent closes ``node``: its bound is within twice its rounding's
         worst case of the incumbent's value (or above it)."""
         return node.bound >= self.best - 2 * node.slack - 1e-12 * max(1.0, abs(self.best))
 
-    def solved(self, mask: np.ndarray, mu: float) -> bool:
-        """Whether the cut ``mask`` at ``μ`` is admissible and attains ``h(μ)``."""
-        size = self.gpus[mask].sum()
+    def solved(self, cut: _Cut, mu: float) -> bool:
+        """Whether ``cut``, a min cut at ``μ``, is admissible and attains ``h(μ)``."""
+        size = cut.size
         return bool(self.low <= size <= self.high and (mu == 0 or size == self.side(mu)))
 
-    def peak(self, node: _Node) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def peak(self, node: _Node) -> tuple[_Cut | None, _Cut | None]:
         """Kelley's cutting planes for ``max_μ h(μ)`` at ``node``, raising its bound (and
         setting its multiplier and slack to those of the best cut): the two bracketing cuts
         (``None`` when the node is solved, or closed by the incumbent on the way)."""
         inside, outside = node.inside, node.outside
-        big, small = node.lines
+        big, small = (None if mask is None else self.cut(mask) for mask in node.lines)
         mu = node.multiplier
         for step in range(KELLEY_STEPS):
             if step == 0 and node.first is not None:
-                h, mask, slack = node.first
+                h, cut, slack = node.first
             else:
-                h, mask, slack = self.bound_at(mu, inside, outside)
+                h, cut, slack = self.bound_at(mu, inside, outside)
             if h > node.bound:
                 node.bound, node.multiplier, node.slack = h, mu, slack
-            if self.solved(mask, mu) or self.closes(node):
-                return None, None  # f(mask) = h(μ) up to the rounding, or no better set
+            if self.solved(cut, mu) or self.closes(node):
+                return None, None  # f(S) = h(μ) up to the rounding, or no better set
             if big is not None and small is not None and step > 0:
                 model = min(self.line(big, mu), self.line(small, mu))
-                if self.line(mask, mu) >= model - 1e-9 * max(1.0, abs(model)):
+                if self.line(cut, mu) >= model - 1e-9 * max(1.0, abs(model)):
                     break  # the model's peak is h's
-            size = self.gpus[mask].sum()
-            if (mu >= 0 and size > self.high) or (mu < 0 and size >= self.low):
-                big = mask  # h rises to the right of μ
+            if (mu >= 0 and cut.size > self.high) or (mu < 0 and cut.size >= self.low):
+                big = cut  # h rises to the right of μ
             else:
-                small = mask
-            big = ~outside if big is None else big
-            small = inside.copy() if small is None else small
+                small = cut
+            big = self.cut(~outside) if big is None else big
+            small = self.cut(inside.copy()) if small is None else small
             points = [0.0]
-            larger, smaller = self.gpus[big].sum(), self.gpus[small].sum()
-            if larger > smaller:
-                points.append((self.value(small) - self.value(big)) / (larger - smaller))
+            if big.size > small.size:
+                points.append((small.value - big.value) / (big.size - small.size))
             step_to = max(points, key=lambda x: min(self.line(big, x), self.line(small, x)))
             if step_to == mu:
                 break
@@ -261,14 +262,14 @@ class CutPricer:
         return big, small
 
     def children(
-        self, node: _Node, big: np.ndarray, small: np.ndarray, count: Iterator[int]
+        self, node: _Node, big: _Cut, small: _Cut, count: Iterator[int]
     ) -> Iterator[_Node]:
         """The two children of ``node`` on the branching vertex, each bounded at the node's
         multiplier (its first cut) and given the node's two cuts, adjusted, as its first
         lines."""
         mu = node.multiplier
         free = ~(node.inside | node.outside)
-        candidates = np.flatnonzero((big ^ small) & free)
+        candidates = np.flatnonzero((big.mask ^ small.mask) & free)
         if len(candidates) == 0:
             candidates = np.flatnonzero(free)
         if len(candidates) == 0:
@@ -279,10 +280,13 @@ class CutPricer:
             (inside if inward else outside)[v] = True
             if self.gpus[inside].sum() > self.high or self.gpus[~outside].sum() < self.low:
                 continue
-            h, mask, slack = self.bound_at(mu, inside, outside)
-            lines = (big | inside, small | inside) if inward else (big & ~outside, small & ~outside)
+            h, cut, slack = self.bound_at(mu, inside, outside)
+            if inward:
+                lines = (big.mask | inside, small.mask | inside)
+            else:
+                lines = (big.mask & ~outside, small.mask & ~outside)
             bound, slack = max((h, slack), (node.bound, node.slack))
-            yield _Node(bound, next(count), mu, inside, outside, slack, (h, mask, slack), lines)
+            yield _Node(bound, next(count), mu, inside, outside, slack, (h, cut, slack), lines)
 
 
 def price_by_cuts(
@@ -299,7 +303,7 @@ def price_by_cuts(
     stop = time.perf_counter() + limit
     pricer = CutPricer(problem)
     if start is not None:
-        pricer.offer(start)
+        pricer.offer(pricer.cut(start))
     count = itertools.count()
     none = np.zeros(len(problem.prize), dtype=bool)
     if problem.gpus.sum() < problem.low or problem.low > problem.high:
