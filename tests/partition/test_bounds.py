@@ -21,6 +21,7 @@ from tests.partition.strategies import packing_instances, seeded_small
 from tests.partition.test_core import BACKENDS, assert_mip_equals_oracle
 from topoopt.core.status import SolutionStatus, TerminationReason
 from topoopt.partition import bounds, colgen
+from topoopt.partition.cut_pricing import CutNetwork
 from topoopt.partition.generate import small, table2
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment, evaluate
@@ -310,7 +311,8 @@ def test_pricing_bounds_and_sets(
     for mask in sets:
         assert problem.low[group] <= problem.gpus[mask].sum() <= problem.high[group]
     weight = float(problem.cost[group])
-    cut = colgen.min_cut(problem, weight, prize)
+    network = CutNetwork(problem.heads, problem.tails, weight * problem.traffic, len(prize))
+    cut = colgen.min_cut(network, prize)
     free = weight * problem.boundary(cut) - prize[cut].sum()
     assert free <= values.min() + 1e-6 * max(1.0, float(np.abs(values).max()))
 

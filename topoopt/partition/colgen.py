@@ -149,12 +149,12 @@ class Problem:
         return prize
 
 
-def min_cut(problem: Problem, weight: float, prize: np.ndarray) -> np.ndarray:
-    """A set minimising ``weight · δ(S) − prize(S)`` without the cardinality: the least source
-    side of :meth:`~topoopt.partition.cut_pricing.CutNetwork.minimum` (an s–t min cut on
-    capacities scaled to integers, so optimal up to the rounding)."""
+def min_cut(network: CutNetwork, prize: np.ndarray) -> np.ndarray:
+    """A set minimising ``δ_w(S) − prize(S)`` without the cardinality, ``δ_w`` the capacities
+    ``network`` was built with (a group's ``c_N t_e``): the least source side of
+    :meth:`~topoopt.partition.cut_pricing.CutNetwork.minimum` (an s–t min cut on capacities
+    scaled to integers, so optimal up to the rounding)."""
     nothing = np.zeros(len(prize), dtype=bool)
-    network = CutNetwork(problem.heads, problem.tails, weight * problem.traffic, len(prize))
     return network.minimum(-prize, nothing, nothing)[0]
 
 
@@ -203,12 +203,13 @@ def heuristic_columns(
     low, high = int(problem.low[group]), int(problem.high[group])
     gpus = problem.gpus
     span = float(np.abs(prize).max() + 2 * weight * problem.traffic.sum() + 1.0)
+    network = CutNetwork(problem.heads, problem.tails, weight * problem.traffic, len(prize))
     found: list[np.ndarray] = []
     for target in sorted({low, high}):
         lo_a, hi_a = -span, span  # at lo_a the set is V, at hi_a it is empty
         for _ in range(steps):
             a = (lo_a + hi_a) / 2
-            mask = min_cut(problem, weight, prize - a * gpus)
+            mask = min_cut(network, prize - a * gpus)
             found.append(mask)
             if int(gpus[mask].sum()) > target:
                 lo_a = a
