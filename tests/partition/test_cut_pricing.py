@@ -102,3 +102,14 @@ def test_an_unknown_pricer_is_named() -> None:
     bounds = colgen.colgen_bounds(examples()[0], None, time.perf_counter() + 1.0, pricing="lp")
     with pytest.raises(ValueError, match="pricing must be one of"):
         next(bounds)
+
+
+def test_a_network_of_subnormal_capacities_still_bounds_its_cut() -> None:
+    """The scale to integers stays finite when the capacities sum to a subnormal number."""
+    tiny = 4 * np.nextafter(0.0, 1.0)
+    network = CutNetwork(np.array([0]), np.array([1]), np.array([tiny]), 2)
+    none = np.zeros(2, dtype=bool)
+    mask, bound, slack = network.minimum(np.array([-tiny, tiny]), none, none)
+    assert math.isfinite(bound) and math.isfinite(slack)
+    assert bound <= 0.0  # the least value, 0, of every set
+    assert len(mask) == 2
