@@ -65,6 +65,9 @@ from topoopt.partition.instance import PartitionInstance
 BOX = 0.125
 """Initial half-width of the dual box, in units of ``median_N c_N · mean_e t_e`` (the cost of
 moving a typical vertex)."""
+LEAST_BOX = 0.125
+"""Least half-width of the dual box, as a share of its initial one (it halves after each
+exact round that finds no better ``L``)."""
 HEURISTIC_ROUNDS = 5
 """Most heuristic pricing rounds between two exact ones."""
 SEEDS = 8
@@ -542,10 +545,12 @@ def colgen_bounds(
     Rounds price every group heuristically (:func:`candidates`) at the master's duals until
     no improving column is found or :data:`HEURISTIC_ROUNDS` rounds, then exactly
     (``pricing``, within :data:`EXACT_SHARE` of the time left): its bounds give
-    ``L`` at the master's duals. The box of :class:`Master` moves its centre to the duals of
-    each better ``L`` and doubles when an exact round proves that no column improves while the
-    LP still uses the box; the search ends when it proves that with the box unused (the
-    master LP's optimum, the Dantzig–Wolfe bound).
+    ``L`` at the master's duals. The box of :class:`Master` is a trust region: it moves its
+    centre to the duals of each better ``L`` (doubling when the LP used the box), halves
+    (down to :data:`LEAST_BOX` of its first width) after an exact round that finds no better
+    ``L``, and doubles when an exact round proves that no column improves while the LP still
+    uses the box; the search ends when it proves that with the box unused (the master LP's
+    optimum, the Dantzig–Wolfe bound).
 
     Parameters
     ----------
@@ -606,10 +611,12 @@ def colgen_bounds(
             problem, master, conv, nest, deadline, effort, workers, PRICERS[pricing]
         )
         bound -= BOUND_MARGIN * abs(bound)
-        if bound > best:
+        if bound > best:  # a serious step: recentre, wider if the box held the duals in
             best = bound
-            master.box(nest, master.rho)
+            master.box(nest, master.rho * (2 if master.boxed() else 1))
             yield Bound(best, f"column generation ({len(master.columns)} columns)")
+        else:  # a null step: the duals strayed too far from the centre
+            master.box(master.center, max(master.rho / 2, LEAST_BOX * initial_box(problem)))
         if not added and proven:
             if not master.boxed():
                 return  # no improving column and the box unused: the master is optimal
