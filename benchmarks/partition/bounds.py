@@ -73,9 +73,9 @@ greedy-lowcut's). `partition/mip` ran with the issue's 300 s (`--time-limit 300 
 partition/mip partition/ils`, default options: the eigenvalue bound (B5) first, then the
 spreading metric (B3, HiGHS' PDLP, up to 640 vertices) with its aggregate row when one level's
 LP has the time, followed by the column generation (B4) on jobs of 64-256 vertices, its exact
-pricing by branch and bound on min cuts (OR-Tools' max flow; the 128-unit rows of
-`partition/mip`, re-run after that change; the 512-unit rows, where (B4) does not run, are
-earlier records); otherwise
+pricing by branch and bound on min cuts (OR-Tools' max flow) and its dual box a trust region
+(the 128-unit rows of `partition/mip`, re-run after those changes; the 512-unit rows, where
+(B4) does not run, are earlier records); otherwise
 the coarsenings (B1) and the profile (B2); from 128 vertices, as here, the time the bounds
 leave goes to the iterated search from greedy-lowcut's assignment, and no MIP runs);
 `partition/ils` with 30 s (`--genetic-limit 30`, restarts until the limit, seed 0);
