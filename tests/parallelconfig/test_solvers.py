@@ -48,12 +48,15 @@ def brute_force(inst: ParallelConfigInstance) -> dict[tuple[int, int], float]:
 def assert_like_oracle(
     inst: ParallelConfigInstance, result: topoopt.Result, oracle: topoopt.Result
 ) -> None:
-    """Optimal, the oracle's objective (relative 1e-9), a valid bound, recomputed objective."""
+    """Optimal, the oracle's objective (relative 1e-9), a valid bound within the optimality
+    tolerance of :mod:`topoopt.core.mip` (``1e-6 · max(1, |objective|)``: at objectives below 1
+    the relative gap may exceed 1e-6; HiGHS proved 0.0767199 for 0.07672), recomputed
+    objective."""
     assert result.status is SolutionStatus.OPTIMAL, result
     assert result.violations == ()
     assert math.isclose(result.objective, oracle.objective, rel_tol=REL), (result, oracle)
     assert result.bound <= oracle.objective * (1 + REL), (result, oracle)
-    assert result.gap <= 1e-6, result
+    assert result.objective - result.bound <= 1e-6 * max(1.0, abs(result.objective)), result
     assert result.objective == clean(evaluate(inst, result.solution))
 
 
