@@ -578,6 +578,7 @@ def colgen_bounds(
     if groups == 0 or nv == 0:
         return
     master = Master(problem, nv, initial_box(problem))
+    least_box = LEAST_BOX * master.rho
     nodes = hierarchy(instance)
     if where is not None:
         at = np.asarray(where)
@@ -616,7 +617,7 @@ def colgen_bounds(
             master.box(nest, master.rho * (2 if master.boxed() else 1))
             yield Bound(best, f"column generation ({len(master.columns)} columns)")
         else:  # a null step: the duals strayed too far from the centre
-            master.box(master.center, max(master.rho / 2, LEAST_BOX * initial_box(problem)))
+            master.box(master.center, max(master.rho / 2, least_box))
         if not added and proven:
             if not master.boxed():
                 return  # no improving column and the box unused: the master is optimal

@@ -223,8 +223,7 @@ class CutPricer:
 
     def solved(self, cut: _Cut, mu: float) -> bool:
         """Whether ``cut``, a min cut at ``μ``, is admissible and attains ``h(μ)``."""
-        size = cut.size
-        return bool(self.low <= size <= self.high and (mu == 0 or size == self.side(mu)))
+        return bool(self.low <= cut.size <= self.high and (mu == 0 or cut.size == self.side(mu)))
 
     def peak(self, node: _Node) -> tuple[_Cut | None, _Cut | None]:
         """Kelley's cutting planes for ``max_μ h(μ)`` at ``node``, raising its bound (and
