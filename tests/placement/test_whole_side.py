@@ -16,10 +16,12 @@ from topoopt.core.status import SolutionStatus
 from topoopt.placement import PlacementInstance
 from topoopt.placement.generate import levels_tree, tree_instance
 from topoopt.placement.whole_side import (
+    IMPOSSIBLE,
     Floor,
     WholeSide,
     _Side,
     conditional_floor,
+    least_spreads,
     realise_splits,
 )
 
@@ -217,3 +219,53 @@ def test_least_target_is_the_same_whatever_was_asked_before(
             assert (want is None) == (got is None)
             if want is not None and got is not None:
                 assert want[0] == got[0]
+
+
+@SETTINGS
+@given(
+    subtrees=st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=4), min_size=1, max_size=3),
+    rows=st.integers(1, 4),
+    cols=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
+def test_least_spreads_never_exceed_a_placement_of_whole_columns(
+    subtrees: list[list[int]], rows: int, cols: int, seed: int
+) -> None:
+    """Columns placed whole in random switches, their cells on random racks below: the
+    least column spread of :func:`least_spreads` (for as many switches as they use) is at
+    most the placement's, and rows whole give the same with rows and columns exchanged."""
+    rng = np.random.default_rng(seed)
+    room = [list(caps) for caps in subtrees]
+    racks_of_column = []
+    for _ in range(cols):
+        fitting = [s for s, caps in enumerate(room) if sum(caps) >= rows]
+        assume(fitting)
+        s = int(rng.choice(fitting))
+        used = set()
+        for _ in range(rows):
+            k = int(rng.choice([k for k, f in enumerate(room[s]) if f > 0]))
+            room[s][k] -= 1
+            used.add((s, k))
+        racks_of_column.append(used)
+    switches = len({s for used in racks_of_column for s, _ in used})
+    spread = max(len(used) for used in racks_of_column)
+    least = least_spreads(subtrees, rows, cols, _Side(switches, False))
+    assert least[0] <= spread and least[1] == 1
+    assert least_spreads(subtrees, cols, rows, _Side(switches, True)) == least[::-1]
+
+
+def test_least_spreads_of_an_orientation_no_switch_holds_is_impossible() -> None:
+    """Two columns of 3 cells under switches of 2 free nodes: no column fits whole."""
+    assert least_spreads([[1, 1], [2]], 3, 2, _Side(2, False)) == (IMPOSSIBLE, 1)
+
+
+def test_whole_columns_per_split_switch_prove_the_4096_node_job() -> None:
+    """The benchmark's 512 x 8 job (seed 0) with alpha 0.6: the pod optimum puts every
+    column whole in one of two pods, four each, and the four in the pod with the smaller
+    racks need 234 of them (58.5 each), where the 454 racks of both pods over eight columns
+    (56.75) allowed 57; the walk's 59 racks a column is then proven."""
+    inst = levels_tree(seed=0, rows=512, cols=8, alpha=0.6)[0]
+    result = topoopt.solve(inst, "placement/levels", time_limit=60, threads=1)
+    assert result.status is SolutionStatus.OPTIMAL, result.message
+    assert result.metrics["leaf_dp_spread"] == 59
+    assert result.metrics["leaf_bound"] == pytest.approx(result.metrics["leaf_score"])

@@ -122,6 +122,63 @@ def whole_side_pairs(
     return out
 
 
+IMPOSSIBLE = 2**62
+"""The spread :func:`least_spreads` gives when no placement of the orientation reaches any."""
+
+
+def least_spreads(
+    subtrees: Sequence[Sequence[int]], rows: int, cols: int, side: _Side
+) -> tuple[int, int]:
+    """The least column and row spreads ``(A, B)`` at a level below a split, among the
+    placements of one orientation ``side`` of the split's pairs (:func:`whole_side_pairs`),
+    over the free nodes of that level's switches under each of the split's switches
+    (``subtrees``).
+
+    Columns whole in a split switch (``(1, B1)``): the ``c_s`` columns of switch ``s``, each
+    on at most ``A`` of its switches below, take at most ``c_s A`` incidences there and at
+    least the fewest of those switches that hold their ``c_s rows`` cells (largest first),
+    so ``c_s <= cap_s(A)`` = the most ``c`` with ``c A >=`` that number; a row has a cell in
+    every column, so at most ``B1`` switches hold columns, and the ``B1`` largest
+    ``cap_s(A)`` hold all ``cols`` columns: ``A`` is at least the least such value, ``B`` at
+    least 1. Rows whole (``(A1, 1)``) give ``B`` likewise. :data:`IMPOSSIBLE` when no
+    ``A`` (``B``) does.
+
+    Examples
+    --------
+    Two switches below which four columns of 4 cells lie: two columns need four of the
+    first switch's racks of 2, two of its own each; two columns in the second switch's
+    racks (3, 3, 2) need three, one and a half each, so ``A >= 2``.
+
+    >>> least_spreads([[2, 2, 2, 2], [3, 3, 2]], 4, 4, _Side(2, False))
+    (2, 1)
+    """
+    length, count = (cols, rows) if side.swap else (rows, cols)
+    spread = _least_whole_spread(subtrees, length, count, side.switches)
+    return (1, spread) if side.swap else (spread, 1)
+
+
+def _least_whole_spread(
+    subtrees: Sequence[Sequence[int]], length: int, count: int, switches: int
+) -> int:
+    """The least ``A`` for which the ``switches`` largest ``cap_s(A)`` of
+    :func:`least_spreads` sum to ``count`` whole groups of ``length`` cells
+    (:data:`IMPOSSIBLE` when none does)."""
+    need = []  # per split switch and c = 1, 2, ...: the least A with c <= cap_s(A)
+    for caps in subtrees:
+        held = np.cumsum(sorted(caps, reverse=True))
+        most = min(count, int(held[-1]) // length) if len(held) else 0
+        groups = np.arange(1, most + 1)
+        fewest = np.searchsorted(held, groups * length) + 1  # switches holding c groups
+        spread = -(-fewest // groups)  # the least A passing the test for c groups
+        # cap_s(A) is the most c passing it, so c <= cap_s(A) once any c' >= c passes
+        need.append(np.minimum.accumulate(spread[::-1])[::-1])
+    for a in sorted({int(x) for n in need for x in n}):
+        caps = sorted((int(np.searchsorted(n, a, side="right")) for n in need), reverse=True)
+        if sum(caps[:switches]) >= count:
+            return a
+    return IMPOSSIBLE
+
+
 @dataclass(frozen=True)
 class _Side:
     """The placements of one orientation: columns whole in the switches (``swap`` false),

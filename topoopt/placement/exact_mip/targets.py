@@ -32,6 +32,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -757,11 +758,15 @@ class LagrangianCounting:
         return True
 
 
-def counting_floor(instance: PlacementInstance, below: float = np.inf) -> float:
+def counting_floor(
+    instance: PlacementInstance, below: float = np.inf, least: tuple[int, int] = (1, 1)
+) -> float:
     """A lower bound on the optimum (eq. 2) in milliseconds: the least score of a target
     pair that neither the closed forms (exact for ``A = 1`` or ``B = 1``) nor the
     Lagrangian counting bound (:class:`LagrangianCounting`) refute, or the first pair's
-    score at or above ``below`` when every pair under it is refuted.
+    score at or above ``below`` when every pair under it is refuted. ``least``: spreads
+    ``(A, B)`` the caller proved every placement reaches, so that pairs below either are
+    refuted too (``inf`` when that leaves none).
 
     Examples
     --------
@@ -776,6 +781,8 @@ def counting_floor(instance: PlacementInstance, below: float = np.inf) -> float:
         a, b = pair.max_dp_use, pair.max_pp_use
         if round(pair.score, 12) >= round(below, 12):
             return pair.score
+        if a < least[0] or b < least[1]:
+            continue
         if a == 1:
             if build.whole_groups(instance.rows, instance.cols, b) is not None:
                 return pair.score
@@ -784,4 +791,6 @@ def counting_floor(instance: PlacementInstance, below: float = np.inf) -> float:
                 return pair.score
         elif lagrangian.allows(a, b):
             return pair.score
+    if least != (1, 1):
+        return math.inf  # no pair reaches the least spreads
     raise AssertionError("the pair (min(rows, M), min(cols, M)) is never refuted")

@@ -771,7 +771,7 @@ class _Planner:
         self.n = instance.n_nodes
         self.children = [tree.children(lv) for lv in range(self.levels - 1)]
         self.singles: dict[tuple[bool | int, ...], _Single] = {}
-        self.floors: dict[tuple[int, ...], float] = {}
+        self.floors: dict[tuple[tuple[int, ...], tuple[int, int]], float] = {}
         self.sides: dict[tuple[tuple[int, ...], ...], tuple[WholeSide, Frontier]] = {}
         self.blocks: dict[tuple[Any, ...], tuple[float, Blocks | None]] = {}
         self.out_of_time = deadline(ctx, instance)
@@ -1093,26 +1093,27 @@ class _Planner:
             out.append(max(out[-1], self.counted([b for b in below if b > 0])))
         return tuple(out)
 
-    def counted(self, caps: Sequence[int]) -> float:
+    def counted(self, caps: Sequence[int], least: tuple[int, int] = (1, 1)) -> float:
         """:meth:`cheap`, raised to the counting floor of ``placement/exact-mip``
         (:func:`~topoopt.placement.exact_mip.targets.counting_floor`: closed forms and the
-        Lagrangian counting bound, milliseconds whatever the number of switches). Both are
-        lower bounds on the single-level optimum over ``caps``, which depends on the
-        multiset of free nodes only: the floor is cached by it."""
+        Lagrangian counting bound, milliseconds whatever the number of switches), with the
+        pairs below the spreads ``least`` (proven by the caller) refuted. Both are lower
+        bounds on the single-level optimum over ``caps``, which depends on the multiset of
+        free nodes only: the floor is cached by it and ``least``."""
         bound = self.cheap(caps)
         caps = [c for c in caps if c > 0]
         if sum(caps) < self.n or self.out_of_time():
             return bound
-        key = tuple(sorted(caps))
+        key = (tuple(sorted(caps)), least)
         floor = self.floors.get(key)
         if floor is None:
             from topoopt.placement.exact_mip.targets import counting_floor
 
             inst = self.inst
-            pods = tuple(Minipod(f"s{i}", c) for i, c in enumerate(key))
+            pods = tuple(Minipod(f"s{i}", c) for i, c in enumerate(key[0]))
             level = PlacementInstance("floor", pods, inst.rows, 1, inst.cols, inst.alpha,
                                       gpus_per_node=1)  # fmt: skip
-            floor = self.floors[key] = counting_floor(level)
+            floor = self.floors[key] = counting_floor(level, least=least)
         return max(bound, floor)
 
     def within(self, level: int, kids: list[int], optimum: float, below: int) -> float:
@@ -1132,28 +1133,40 @@ class _Planner:
         With more than :data:`WITHIN_SUBSETS` subsets, the floor over the largest level-
         ``below`` switches, as many as the ``G`` largest subtrees have: its ``i``-th
         largest is at least the ``i``-th largest of every subset (a floor only falls when
-        switches grow or are added)."""
-        from topoopt.placement.whole_side import whole_side_pairs
+        switches grow or are added). Each orientation (columns or rows whole) has its own
+        floor, with the pairs below its least spreads refuted
+        (:func:`~topoopt.placement.whole_side.least_spreads`: the lines whole in a switch
+        take only its switches below), and the bound is the least of them."""
+        from topoopt.placement.whole_side import least_spreads, whole_side_pairs
 
         inst = self.inst
         switch_free = [int(self.tree.capacity[level][k]) for k in kids]
         sides = whole_side_pairs(switch_free, inst.rows, inst.cols, inst.alpha, optimum)
-        widest = max((side.switches for side in sides or ()), default=0)
-        if widest == 0 or widest >= len(kids):
-            return 0.0  # the job may spread over many (or all) switches
+        if not sides:
+            return 0.0  # the job may spread over many switches
+        widest = max(side.switches for side in sides)
+        if widest >= len(kids):
+            return 0.0  # the job may spread over all of them
         caps = self.tree.capacity[below]
         subtrees = [
             [int(caps[c]) for c in self._below(level, k, below) if caps[c] > 0] for k in kids
         ]
         if math.comb(len(kids), widest) <= WITHIN_SUBSETS:
-            floors = []
+            floors: list[float] = []
             for subset in itertools.combinations(subtrees, widest):
                 free = [c for cs in subset for c in cs]
-                floors.append(self.counted(free) if sum(free) >= self.n else math.inf)
-            return min(floors)
+                if sum(free) >= self.n:
+                    floors.extend(
+                        self.counted(free, least_spreads(subset, inst.rows, inst.cols, side))
+                        for side in sides
+                    )
+            return min(floors, default=math.inf)
         most_switches = sum(sorted((len(cs) for cs in subtrees), reverse=True)[:widest])
         largest = sorted((c for cs in subtrees for c in cs), reverse=True)[:most_switches]
-        return self.counted(largest)
+        return min(
+            self.counted(largest, least_spreads(subtrees, inst.rows, inst.cols, side))
+            for side in sides
+        )
 
     def _below(self, level: int, switch: int, below: int) -> list[int]:
         """The level-``below`` switches under ``switch`` of ``level``."""
