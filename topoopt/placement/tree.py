@@ -112,6 +112,11 @@ class Tree:
         return len(self.leaf_free)
 
     @property
+    def free_leaves(self) -> int:
+        """Number of leaves with a free node (those the whole-tree model gives variables)."""
+        return int((self.leaf_free > 0).sum())
+
+    @property
     def n_switches(self) -> tuple[int, ...]:
         """Switches per level, top first."""
         return tuple(len(c) for c in self.capacity)

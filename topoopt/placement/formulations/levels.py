@@ -59,8 +59,7 @@ def model_size(instance: PlacementInstance) -> int:
     >>> model_size(inst)
     8
     """
-    tree = build_tree(instance)
-    return instance.rows * instance.cols * int((tree.leaf_free > 0).sum())
+    return instance.rows * instance.cols * build_tree(instance).free_leaves
 
 
 def build(

@@ -241,11 +241,11 @@ class LevelsSolver(MipSolver):
         placers' placements (:func:`_portfolio`) and ``searches`` in turn, each from the
         best placement so far; then the whole-tree model if it is still unproven and small
         (``auto``)."""
-        from topoopt.placement.formulations.levels import model_size
-
         t0 = time.perf_counter()
         tree = build_tree(instance)
-        small = method == "auto" and model_size(instance) <= MIP_ASSIGNMENTS
+        # the whole-tree model's assignment variables (its module imports Pyomo: not here)
+        assignments = instance.rows * instance.cols * tree.free_leaves
+        small = method == "auto" and assignments <= MIP_ASSIGNMENTS
         try:
             planner = _Planner(instance, tree, ctx)
         except ValueError as exc:  # slices the walk cannot keep whole
