@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import topoopt
 from topoopt.core.status import SolutionStatus
-from topoopt.placement import PlacementInstance
+from topoopt.placement import PlacementInstance, whole_side
 from topoopt.placement.generate import levels_tree, tree_instance
 from topoopt.placement.whole_side import (
     IMPOSSIBLE,
@@ -132,13 +132,30 @@ def test_two_groups_columns_whole_realises_the_bound() -> None:
     swap=st.booleans(),
     a=st.integers(1, 4),
     b=st.integers(1, 6),
+    dense=st.booleans(),
 )
 def test_splits_are_every_admitted_choice_of_switches_and_counts(
-    children: list[list[int]], rows: int, cols: int, switches: int, swap: bool, a: int, b: int
+    children: list[list[int]],
+    rows: int,
+    cols: int,
+    switches: int,
+    swap: bool,
+    a: int,
+    b: int,
+    dense: bool,
 ) -> None:
     """:meth:`WholeSide.splits` lists exactly the choices of switches and whole-group counts
     (at least one each, at most what a switch holds) whose counted incidences fit the other
-    side's target, most to spare first (brute force over every choice)."""
+    side's target, most to spare first (brute force over every choice), whether it scores
+    every entry at once (``dense``) or searches by branch and bound."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(whole_side, "DENSE_SPLITS", whole_side.DENSE_SPLITS if dense else 0)
+        _check_splits(children, rows, cols, switches, swap, a, b)
+
+
+def _check_splits(
+    children: list[list[int]], rows: int, cols: int, switches: int, swap: bool, a: int, b: int
+) -> None:
     whole = WholeSide(children, rows, cols, 0.5)
     side = _Side(switches, swap)
     w, o = (b, a) if swap else (a, b)

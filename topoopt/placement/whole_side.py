@@ -61,6 +61,10 @@ from topoopt.placement.tree import DIGITS, d
 MAX_SPLIT_CHOICES = 20_000
 """The most choices of switches :meth:`WholeSide.splits` enumerates."""
 
+DENSE_SPLITS = 2_000_000
+"""The most (choice of switches, counts) entries :meth:`WholeSide.splits` scores at once with
+array operations; with more it searches by branch and bound."""
+
 CHOICE_CHUNK = 1024
 """Choices of switches :meth:`WholeSide.splits` convolves at once (memory: ``CHOICE_CHUNK
 (count + 1)^2`` floats)."""
@@ -341,17 +345,21 @@ class WholeSide:
         then the counts); only the first ``most`` of them when given (found by branch and
         bound: a partial choice is dropped when even the least incidences of the groups left
         on its other switches, :func:`_least_after`, leave less to spare than the
-        ``most``-th best so far); ``[]`` past ``MAX_SPLIT_CHOICES`` choices of switches."""
+        ``most``-th best so far; or, up to :data:`DENSE_SPLITS` entries, every entry scored
+        at once, the same list); ``[]`` past ``MAX_SPLIT_CHOICES`` choices of switches."""
         whole, other = (max_pp_use, max_dp_use) if side.swap else (max_dp_use, max_pp_use)
         length, count = self._dims(side.swap)
         tabs = self.tables(side.swap)
         budget = length * other + 1e-9
-        if math.comb(len(tabs), side.switches) > MAX_SPLIT_CHOICES:
+        choosing = math.comb(len(tabs), side.switches)
+        if choosing > MAX_SPLIT_CHOICES:
             return []
         cost = [
             [math.inf] + [self._incidences(table, m, length, whole) for m in range(1, held + 1)]
             for held, table in tabs
         ]
+        if choosing * math.comb(count - 1, side.switches - 1) <= DENSE_SPLITS:
+            return _dense_splits(cost, count, side.switches, budget, most)
         best: list[float] = []  # a min-heap of the `most` largest spares found
         found: list[tuple[float, tuple[int, ...], tuple[int, ...]]] = []
 
@@ -413,6 +421,40 @@ class WholeSide:
         total, split = self.least(side.swap, whole, side.switches)
         # the other side's groups: `length` of them, each touching at most `other` children
         return total <= length * other + 1e-9, split
+
+
+def _dense_splits(
+    cost: list[list[float]], count: int, switches: int, budget: float, most: int | None
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """:meth:`WholeSide.splits` by scoring every entry: every choice of ``switches``
+    switches (in the order of :func:`itertools.combinations`) times every composition of
+    ``count`` into that many positive parts (lexicographic: the cut points in that order),
+    ``cost[g][m]`` the incidences of ``m`` groups on switch ``g`` (``inf`` past what it
+    holds), summed in the order of the switches; those within ``budget``, the most to spare
+    first, then by choice and counts, the first ``most`` of them when given."""
+    choices = np.array(
+        list(itertools.combinations(range(len(cost)), switches)), dtype=np.int64
+    ).reshape(-1, switches)
+    cuts = np.array(
+        list(itertools.combinations(range(1, count), switches - 1)), dtype=np.int64
+    ).reshape(-1, switches - 1)
+    bounds = np.concatenate(
+        [np.zeros((len(cuts), 1), np.int64), cuts, np.full((len(cuts), 1), count)], axis=1
+    )
+    counts = np.diff(bounds, axis=1)
+    table = np.full((len(cost), count + 1), math.inf)
+    for g, c in enumerate(cost):
+        table[g, : min(len(c), count + 1)] = c[: count + 1]
+    used = np.zeros((len(choices), len(counts)))
+    for k in range(switches):
+        used = used + table[choices[:, k][:, None], counts[:, k][None, :]]
+    which, parts = np.nonzero(used <= budget)
+    spare = budget - used[which, parts]
+    order = np.lexsort((parts, which, -spare))[:most]
+    return [
+        (tuple(int(g) for g in choices[which[i]]), tuple(int(m) for m in counts[parts[i]]))
+        for i in order
+    ]
 
 
 def _least_after(choices: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
