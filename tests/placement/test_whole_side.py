@@ -128,7 +128,7 @@ def test_two_groups_columns_whole_realises_the_bound() -> None:
     children=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=3), min_size=2, max_size=5),
     rows=st.integers(1, 4),
     cols=st.integers(2, 5),
-    switches=st.integers(2, 3),
+    switches=st.integers(1, 3),
     swap=st.booleans(),
     a=st.integers(1, 4),
     b=st.integers(1, 6),

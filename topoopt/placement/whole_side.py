@@ -38,6 +38,7 @@ sub-job (``rows x m_g``) placed on its children by ``exact-mip``'s constructions
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -432,16 +433,7 @@ def _dense_splits(
     ``cost[g][m]`` the incidences of ``m`` groups on switch ``g`` (``inf`` past what it
     holds), summed in the order of the switches; those within ``budget``, the most to spare
     first, then by choice and counts, the first ``most`` of them when given."""
-    choices = np.array(
-        list(itertools.combinations(range(len(cost)), switches)), dtype=np.int64
-    ).reshape(-1, switches)
-    cuts = np.array(
-        list(itertools.combinations(range(1, count), switches - 1)), dtype=np.int64
-    ).reshape(-1, switches - 1)
-    bounds = np.concatenate(
-        [np.zeros((len(cuts), 1), np.int64), cuts, np.full((len(cuts), 1), count)], axis=1
-    )
-    counts = np.diff(bounds, axis=1)
+    choices, counts = _choices(len(cost), switches), _compositions(count, switches)
     table = np.full((len(cost), count + 1), math.inf)
     for g, c in enumerate(cost):
         table[g, : min(len(c), count + 1)] = c[: count + 1]
@@ -455,6 +447,29 @@ def _dense_splits(
         (tuple(int(g) for g in choices[which[i]]), tuple(int(m) for m in counts[parts[i]]))
         for i in order
     ]
+
+
+@functools.lru_cache(maxsize=64)
+def _choices(n: int, k: int) -> np.ndarray:
+    """Every choice of ``k`` of ``n`` switches, one per row, in the order of
+    :func:`itertools.combinations` (cached: the walk asks for the same ones again)."""
+    chosen = list(itertools.combinations(range(n), k))
+    out = np.array(chosen, dtype=np.int64).reshape(len(chosen), k)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _compositions(count: int, k: int) -> np.ndarray:
+    """Every composition of ``count`` into ``k`` positive parts, one per row, in
+    lexicographic order (the cut points in the order of :func:`itertools.combinations`)."""
+    cuts = _choices(count - 1, k - 1) + 1
+    ends = np.concatenate(
+        [np.zeros((len(cuts), 1), np.int64), cuts, np.full((len(cuts), 1), count)], axis=1
+    )
+    out = np.diff(ends, axis=1)
+    out.setflags(write=False)
+    return out
 
 
 def _least_after(choices: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
