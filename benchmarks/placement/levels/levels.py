@@ -22,9 +22,8 @@ from the records by :func:`report`, a pure function):
   beside the Kueue placers (the others do not take slices).
 
 Each solve is timed around :func:`topoopt.solve` (instance checks, evaluation and metrics
-included); ``placement/levels`` gets ``--limit`` seconds and one solver thread and is solved
-``--repeats`` times (3 by default; the record is the solve of median wall time, every time
-kept in ``wall_runs_s``), the placers run to their end once.
+included); ``placement/levels`` gets ``--limit`` seconds and one solver thread, the placers
+run to their end.
 """
 
 from __future__ import annotations
@@ -112,25 +111,17 @@ def real_instance(path: str, seed: int) -> PlacementInstance:
                          alpha=0.5, objective="lex", name=f"{Path(path).stem}-s{seed}")  # fmt: skip
 
 
-def run(
-    part: str, inst: PlacementInstance, solver: str, limit: float, repeats: int = 1
-) -> dict[str, Any]:
-    """One record: ``solver`` on ``inst``; ``placement/levels`` solved ``repeats`` times, the
-    record that of the run of median wall time (its result and time), every run's time in
-    ``wall_runs_s`` (the shared VM's noise moved single runs across 1 s)."""
-    runs = []
-    for _ in range(repeats if solver == OURS else 1):
-        t0 = time.perf_counter()
-        try:
-            if solver == OURS:  # one solver thread (the VM is shared)
-                result = topoopt.solve(inst, solver, time_limit=limit, threads=1)
-            else:
-                result = topoopt.solve(inst, solver)
-        except topoopt.core.errors.UnsupportedInstanceError as exc:  # type: ignore[attr-defined]
-            return {"part": part, "instance": inst.name, "solver": solver,
-                    "status": "unsupported", "message": str(exc)}  # fmt: skip
-        runs.append((time.perf_counter() - t0, result))
-    wall, result = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+def run(part: str, inst: PlacementInstance, solver: str, limit: float) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    try:
+        if solver == OURS:  # one solver thread (the VM is shared)
+            result = topoopt.solve(inst, solver, time_limit=limit, threads=1)
+        else:
+            result = topoopt.solve(inst, solver)
+    except topoopt.core.errors.UnsupportedInstanceError as exc:  # type: ignore[attr-defined]
+        return {"part": part, "instance": inst.name, "solver": solver, "status": "unsupported",
+                "message": str(exc)}  # fmt: skip
+    wall = time.perf_counter() - t0
     record: dict[str, Any] = {
         "part": part,
         "instance": inst.name,
@@ -144,8 +135,6 @@ def run(
         "wall_s": round(wall, 4),
         "message": result.message[:300],
     }
-    if len(runs) > 1:
-        record["wall_runs_s"] = [round(t, 4) for t, _ in runs]
     for key in (*SCORES, *BOUNDS, "dp_spread", "pp_spread", "leaf_dp_spread", "leaf_pp_spread"):
         if key in result.metrics:
             record[key] = result.metrics[key]
@@ -156,7 +145,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--limit", type=float, default=10.0)
-    parser.add_argument("--repeats", type=int, default=3, help="solves of placement/levels per run")
     parser.add_argument("--parts", default="goal,growth,real,slices")
     parser.add_argument("--out", type=Path, default=HERE / "levels.ndjson")
     args = parser.parse_args()
@@ -176,11 +164,11 @@ def main() -> None:
                 for rows, cols in SHAPES:
                     inst = goal_instance(seed, rows, cols)
                     for solver in (OURS, *PLACERS):
-                        emit(run("goal", inst, solver, args.limit, args.repeats))
+                        emit(run("goal", inst, solver, args.limit))
             if "growth" in parts:
                 for (rows, cols), pods in itertools.product(GROWTH, (1, 2, 4, 8)):
                     inst = levels_tree(seed=seed, pods=pods, rows=rows, cols=cols, objective="lex")
-                    emit(run("growth", inst[0], OURS, args.limit, args.repeats))
+                    emit(run("growth", inst[0], OURS, args.limit))
             if "slices" in parts:
                 for (rows, cols), layers in SLICED:
                     inst = dataclasses.replace(
@@ -189,12 +177,12 @@ def main() -> None:
                         constraints=Constraints(slice_layers=layers),
                     )
                     for solver in (OURS, *KUEUE):
-                        emit(run("slices", inst, solver, args.limit, args.repeats))
+                        emit(run("slices", inst, solver, args.limit))
             if "real" in parts:
                 for path in REAL:
                     inst = real_instance(path, seed)
                     for solver in (OURS, *PLACERS):
-                        emit(run("real", inst, solver, args.limit, args.repeats))
+                        emit(run("real", inst, solver, args.limit))
     (HERE / "levels.md").write_text(report([json.loads(x) for x in args.out.open()]))
 
 
@@ -277,8 +265,7 @@ def report(records: list[dict[str, Any]]) -> str:
         "level (pod / group / rack, or the levels of the real file), means over the runs where "
         "the solver placed the job; *placed* counts those runs; *proven* the runs of "
         "placement/levels proven optimal at every level (lexicographically); times are "
-        "medians of the wall time around `topoopt.solve` (placement/levels: each run is the "
-        "solve of median time among `--repeats` solves, 3 by default)."
+        "medians of the wall time around `topoopt.solve`."
     )
     lines += ["", *_versus(records)]
     goal = [r for r in records if r["part"] == "goal"]
