@@ -205,6 +205,58 @@ def test_column_generation_bound_is_at_most_the_optimum(
         assert found.value <= optimum + TOL * max(1.0, optimum), (found, optimum)
 
 
+@settings(max_examples=12, deadline=None)
+@given(
+    inst=st.one_of(seeded_small(), packing_instances()),
+    start=st.sampled_from(["partition/greedy-lowcut", "partition/metis"]),
+)
+def test_branch_and_price_proves_the_optimum_when_it_ends(
+    inst: PartitionInstance, start: str
+) -> None:
+    """From a heuristic's assignment (greedy-lowcut's, often optimal, or metis', often not:
+    then the nodes solved as assignments replace it), the column generation and then branch
+    and price never bound above the optimum, and when they end before the deadline (every
+    node closed) their last bound is the optimum: the fixings keep every assignment in
+    some node and price it exactly there."""
+    optimum = _optimum(inst)
+    if optimum is None:
+        return
+    heuristic = topoopt.solve(inst, start)
+    if heuristic.solution is None:
+        return
+    where = heuristic.solution.indices(inst)
+    deadline = time.perf_counter() + 60.0
+    found = [b.value for b in colgen.colgen_bounds(inst, where, deadline)]
+    assert all(value <= optimum + TOL * max(1.0, optimum) for value in found), (found, optimum)
+    if time.perf_counter() < deadline:
+        assert found and found[-1] >= optimum - 1e-5 * max(1.0, optimum), (found, optimum)
+
+
+def test_fixing_a_vertex_keeps_it_on_the_path_of_its_group() -> None:
+    """Fixed in a leaf group, a vertex is fixed in its ancestors and out of every other
+    group off that path; fixed out, it is out of the group and its descendants; a
+    contradiction is ``None``; the prizes and columns follow the fixings."""
+    inst = table2(0, 1, vertices=128)[0]
+    problem = colgen.Problem.of(inst)
+    leaf = next(g for g in range(len(problem.cost)) if g not in problem.internal)
+    above = problem.ancestors(leaf)
+    inside = problem.fix(leaf, 3, True)
+    assert inside is not None and inside.inside is not None and inside.outside is not None
+    assert set(np.flatnonzero(inside.inside[:, 3])) == {leaf, *above}
+    assert set(np.flatnonzero(inside.outside[:, 3])) == set(range(len(problem.cost))) - {
+        leaf,
+        *above,
+    }
+    assert inside.fix(above[0], 3, False) is None
+    outside = problem.fix(above[0], 3, False)
+    assert outside is not None and outside.outside is not None
+    assert outside.outside[leaf, 3] and outside.outside[above[0], 3]
+    duals = np.zeros((len(problem.internal), inst.n_vertices))
+    assert inside.prizes(duals, leaf)[3] == inside.penalty > 0
+    mask = np.zeros(inst.n_vertices, bool)
+    assert not inside.admits(leaf, mask) and inside.admits(above[0], mask | (np.arange(128) == 3))
+
+
 @pytest.mark.parametrize("seed", [0, 4, 9])
 def test_parallel_pricing_follows_the_same_rounds(seed: int) -> None:
     """Pricing two groups at once changes the time, not the rounds: without time pressure

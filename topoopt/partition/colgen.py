@@ -46,12 +46,13 @@ measurements.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,6 +62,7 @@ from topoopt.partition.bounds import Bound, hierarchy
 from topoopt.partition.cut_pricing import CutNetwork, CutProblem
 from topoopt.partition.cut_pricing import price_by_cuts as search_by_cuts
 from topoopt.partition.instance import PartitionInstance
+from topoopt.partition.solution import Assignment, evaluate
 
 BOX = 0.125
 """Initial half-width of the dual box, in units of ``median_N c_N · mean_e t_e`` (the cost of
@@ -80,6 +82,9 @@ TOLERANCE = 1e-9
 """Reduced costs below ``−TOLERANCE`` improve the master."""
 PRICING = "cuts"
 """The exact pricer by default (a key of :data:`PRICERS`; ``docs/partition.md``, B4)."""
+PENALTY = 1e3
+"""The fixings' prize (:attr:`Problem.penalty`), in units of ``Σ_N c_N · Σ_e t_e + 1`` (more
+than any set's price moves): any value keeps the bound valid, a smaller one makes it weak."""
 BOUND_MARGIN = 1e-6
 """Relative safety margin taken off the bound for the LP/MIP tolerances."""
 
@@ -98,6 +103,12 @@ class Problem:
         ``c_N``, ``lo_N``, ``K_N`` and the parent (``-1``: the root) of every non-root group.
     internal
         Groups with children, the root (index ``len(cost)``) included, in row order.
+    inside, outside
+        A branch-and-price node's fixings (group × vertex: the vertex fixed in or out of
+        the group's set; ``None``: none), kept by the prizes (:meth:`prizes`) and the
+        columns (:meth:`admits`).
+    penalty
+        The prize that keeps a fixed vertex in or out (:meth:`prizes`).
     """
 
     gpus: np.ndarray
@@ -110,6 +121,9 @@ class Problem:
     high: np.ndarray
     parent: np.ndarray
     internal: list[int] = field(default_factory=list)
+    inside: np.ndarray | None = None
+    outside: np.ndarray | None = None
+    penalty: float = 0.0
 
     @classmethod
     def of(cls, instance: PartitionInstance) -> Problem:
@@ -144,12 +158,57 @@ class Problem:
 
     def prizes(self, duals: np.ndarray, group: int) -> np.ndarray:
         """``p_N(v) = π_{parent, v} − π_{N, v}`` from the nesting duals (one row per internal
-        group, vertices as columns)."""
+        group, vertices as columns), plus :attr:`penalty` on the vertices fixed in ``N`` and
+        minus it on those fixed out: a set that keeps the fixings then prices
+        :meth:`offset` below its reduced cost, one that breaks one at least ``penalty``
+        above that (``docs/partition.md``, B4, branch and price)."""
         rows = {m: i for i, m in enumerate(self.internal)}
         prize = duals[rows[int(self.parent[group])]].copy()
         if group in rows:
             prize -= duals[rows[group]]
+        if self.inside is not None and self.outside is not None:
+            prize += self.penalty * self.inside[group] - self.penalty * self.outside[group]
         return prize
+
+    def offset(self, group: int) -> float:
+        """What the fixings' prizes take off the price of a set that keeps them:
+        :attr:`penalty` per vertex fixed in ``group``."""
+        return 0.0 if self.inside is None else self.penalty * float(self.inside[group].sum())
+
+    def admits(self, group: int, mask: np.ndarray) -> bool:
+        """Whether the set ``mask`` keeps ``group``'s fixings."""
+        if self.inside is None or self.outside is None:
+            return True
+        return bool(mask[self.inside[group]].all() and not mask[self.outside[group]].any())
+
+    def fix(self, group: int, vertex: int, inside: bool) -> Problem | None:
+        """This problem with ``vertex`` fixed in ``group``'s set (then also in its
+        ancestors' and out of every group neither above nor below it: the vertex's cluster
+        lies below ``group``) or out of it (then also out of its descendants'); ``None``
+        when that contradicts a fixing already made."""
+        groups, n = len(self.cost), len(self.gpus)
+        inner = np.zeros((groups, n), bool) if self.inside is None else self.inside.copy()
+        outer = np.zeros((groups, n), bool) if self.outside is None else self.outside.copy()
+        above = self.ancestors(group)
+        below = [h for h in range(groups) if group in self.ancestors(h)]
+        if inside:
+            inner[[group, *above], vertex] = True
+            path = {group, *above, *below}
+            outer[[h for h in range(groups) if h not in path], vertex] = True
+        else:
+            outer[[group, *below], vertex] = True
+        if (inner & outer).any():
+            return None
+        penalty = self.penalty or PENALTY * (float(self.cost.sum() * self.traffic.sum()) + 1.0)
+        return replace(self, inside=inner, outside=outer, penalty=penalty)
+
+    def ancestors(self, group: int) -> list[int]:
+        """The non-root groups above ``group``."""
+        root, out = len(self.cost), []
+        while int(self.parent[group]) != root:
+            group = int(self.parent[group])
+            out.append(group)
+        return out
 
 
 def min_cut(network: CutNetwork, prize: np.ndarray) -> np.ndarray:
@@ -445,7 +504,7 @@ class Master:
     def add(self, group: int, mask: np.ndarray) -> bool:
         """Add the column of ``mask`` for ``group`` (``False`` if it is already there)."""
         key = (group, np.packbits(mask).tobytes())
-        if key in self.seen:
+        if key in self.seen or not self.problem.admits(group, mask):
             return False
         self.seen.add(key)
         members = np.flatnonzero(mask)
@@ -484,7 +543,8 @@ class Master:
 def lagrangian(problem: Problem, nest: np.ndarray, minima: np.ndarray) -> float:
     """``L(π)`` (module docstring) from lower bounds ``minima`` of the pricing problems."""
     root = problem.internal.index(len(problem.cost))
-    return float(nest[root].sum() + minima.sum())
+    offsets = sum(problem.offset(group) for group in range(len(problem.cost)))
+    return float(nest[root].sum() + minima.sum() + offsets)
 
 
 def initial_box(problem: Problem) -> float:
@@ -538,9 +598,11 @@ def colgen_bounds(
     deadline: float,
     workers: int = 1,
     pricing: str = PRICING,
+    branch: bool = True,
 ) -> Iterator[Bound]:
     """Column generation (module docstring) until ``deadline`` (``time.perf_counter()``) or
-    until no improving column is found, yielding each new best certified bound.
+    until no improving column is found, then branch and price, yielding each new best
+    certified bound.
 
     Rounds price every group heuristically (:func:`candidates`) at the master's duals until
     no improving column is found or :data:`HEURISTIC_ROUNDS` rounds, then exactly
@@ -550,7 +612,8 @@ def colgen_bounds(
     (down to :data:`LEAST_BOX` of its first width) after an exact round that finds no better
     ``L``, and doubles when an exact round proves that no column improves while the LP still
     uses the box; the search ends when it proves that with the box unused (the master LP's
-    optimum, the Dantzig–Wolfe bound).
+    optimum, the Dantzig–Wolfe bound). Then, with an incumbent and ``branch``, branch and
+    price (:func:`branch_and_price`) until the deadline or until it proves the incumbent.
 
     Parameters
     ----------
@@ -558,7 +621,7 @@ def colgen_bounds(
         The instance (every cut is at least each yielded value).
     where
         An incumbent's cluster per vertex, whose sets start the master (else it starts from
-        artificial columns only).
+        artificial columns only) and whose cut closes the branches.
     deadline
         When to stop.
     workers
@@ -568,6 +631,8 @@ def colgen_bounds(
     pricing
         The exact pricer, a key of :data:`PRICERS`: ``"cuts"`` (:func:`price_by_cuts`) or
         ``"mip"`` (:func:`price_exactly`).
+    branch
+        Whether to branch once the column generation has converged.
     """
     if pricing not in PRICERS:
         raise ValueError(f"pricing must be one of {sorted(PRICERS)}, got {pricing!r}")
@@ -578,50 +643,161 @@ def colgen_bounds(
     if groups == 0 or nv == 0:
         return
     master = Master(problem, nv, initial_box(problem))
-    least_box = LEAST_BOX * master.rho
     nodes = hierarchy(instance)
     if where is not None:
         at = np.asarray(where)
         for i in range(groups):
             master.add(i, np.isin(at, sorted(nodes[i].clusters)))
+    search = Search(deadline, workers, PRICERS[pricing], LEAST_BOX * master.rho)
+    best = 0.0
+    for best in search.converge(problem, master):
+        yield Bound(best, f"column generation ({len(master.columns)} columns)")
+    if branch and where is not None and search.converged:
+        cut = float(evaluate(instance, Assignment.from_indices(instance, list(where))))
+        yield from branch_and_price(search, problem, master, best, cut)
 
-    def left() -> float:
-        return deadline - time.perf_counter()
 
-    best, heuristic, effort = 0.0, 0, np.zeros(groups)
-    for round_ in itertools.count():
-        if left() <= 0:
-            return
-        solved = master.solve()
-        if solved is None:
-            return
-        _, conv, nest = solved
-        if heuristic < HEURISTIC_ROUNDS:
-            heuristic += 1
-            added = 0
-            for i in range(groups):
-                if left() <= 0:
+@dataclass
+class Search:
+    """The column generation of one node (:meth:`converge`) and its settings.
+
+    Attributes
+    ----------
+    deadline, workers, pricer
+        When to stop, pricing threads and the exact pricer (:func:`colgen_bounds`).
+    least_box
+        The trust region's least half-width.
+    converged
+        Whether the last :meth:`converge` ended with the master's optimum.
+    """
+
+    deadline: float
+    workers: int
+    pricer: Pricer
+    least_box: float
+    converged: bool = False
+
+    def left(self) -> float:
+        """Seconds to the deadline."""
+        return self.deadline - time.perf_counter()
+
+    def converge(self, problem: Problem, master: Master) -> Iterator[float]:
+        """Rounds on ``master`` (:func:`colgen_bounds`) until its optimum is proven or the
+        deadline, yielding each better ``L`` (less :data:`BOUND_MARGIN`): bounds over the
+        assignments that keep ``problem``'s fixings."""
+        self.converged = False
+        groups = len(problem.cost)
+        best, heuristic, effort = -math.inf, 0, np.zeros(groups)
+        for round_ in itertools.count():
+            if self.left() <= 0:
+                return
+            solved = master.solve()
+            if solved is None:
+                return
+            _, conv, nest = solved
+            if heuristic < HEURISTIC_ROUNDS:
+                heuristic += 1
+                added = 0
+                for i in range(groups):
+                    if self.left() <= 0:
+                        return
+                    prize = problem.prizes(nest, i)
+                    sets = candidates(problem, master, i, prize, round_)
+                    added += add_improving(problem, master, i, prize, conv[i], sets)
+                if added:
+                    continue
+            heuristic = 0
+            bound, added, proven = exact_round(
+                problem, master, conv, nest, self.deadline, effort, self.workers, self.pricer
+            )
+            bound -= BOUND_MARGIN * abs(bound)
+            if bound > best:  # a serious step: recentre, wider if the box held the duals in
+                best = bound
+                master.box(nest, master.rho * (2 if master.boxed() else 1))
+                yield best
+            else:  # a null step: the duals strayed too far from the centre
+                master.box(master.center, max(master.rho / 2, self.least_box))
+            if not added and proven:
+                if not master.boxed():
+                    self.converged = True  # no improving column, the box unused: optimal
                     return
-                prize = problem.prizes(nest, i)
-                sets = candidates(problem, master, i, prize, round_)
-                added += add_improving(problem, master, i, prize, conv[i], sets)
-            if added:
+                master.box(master.center, 2 * master.rho)
+
+
+def branch_and_price(
+    search: Search, problem: Problem, master: Master, bound: float, incumbent: float
+) -> Iterator[Bound]:
+    """Branch and price from the converged root ``master`` (bound ``bound``) against the
+    cut ``incumbent``, yielding each better certified bound, until the deadline or until no
+    node can beat the incumbent (the bound is then the incumbent: proven optimal).
+
+    A node fixes vertices in or out of groups (:meth:`Problem.fix`); its bound is the best
+    ``L`` of its column generation (at least its parent's: its assignments are some of the
+    parent's), which starts from the parent's columns that keep its fixings. The node of
+    least bound is branched on the group and vertex whose share ``x_{N,v} = Σ_{S ∋ v}
+    λ_{N,S}`` in its master's optimum is nearest ½, both children solved at once; a node
+    whose optimum has no fractional share is an assignment (its cut, the node's bound, may
+    become the incumbent); a node within :data:`BOUND_MARGIN` of the incumbent or above it
+    is closed. Every assignment lies in an open node or in a closed one, so the least of
+    the incumbent, the closed nodes' bounds and the open ones' is a lower bound on the
+    optimum (``docs/partition.md``, B4)."""
+    tolerance = BOUND_MARGIN * max(1.0, abs(incumbent))
+    count = itertools.count()
+    heap = [(bound, next(count), problem, master)]
+    reported, branched = bound, 0
+    closed = math.inf  # the least bound of a node closed within the tolerance of the incumbent
+
+    def least() -> float:
+        return min([incumbent, closed, *(entry[0] for entry in heap)])
+
+    while heap and search.left() > 0:
+        node_bound, _, node, node_master = heapq.heappop(heap)
+        if node_bound >= incumbent - tolerance:  # and so is every node left
+            closed, heap = min(closed, node_bound), []
+            break
+        shares = fractional_share(node, node_master)
+        if shares is None:  # the master's optimum is an assignment: the node is solved
+            incumbent = min(incumbent, node_bound)
+            continue
+        group, vertex = shares
+        for inside in (True, False):
+            child = node.fix(group, vertex, inside)
+            if child is None:
                 continue
-        heuristic = 0
-        bound, added, proven = exact_round(
-            problem, master, conv, nest, deadline, effort, workers, PRICERS[pricing]
-        )
-        bound -= BOUND_MARGIN * abs(bound)
-        if bound > best:  # a serious step: recentre, wider if the box held the duals in
-            best = bound
-            master.box(nest, master.rho * (2 if master.boxed() else 1))
-            yield Bound(best, f"column generation ({len(master.columns)} columns)")
-        else:  # a null step: the duals strayed too far from the centre
-            master.box(master.center, max(master.rho / 2, least_box))
-        if not added and proven:
-            if not master.boxed():
-                return  # no improving column and the box unused: the master is optimal
-            master.box(master.center, 2 * master.rho)
+            child_master = Master(child, node_master.nv, node_master.rho)
+            child_master.box(node_master.center, node_master.rho)
+            for g, mask in node_master.columns:
+                child_master.add(g, mask)
+            child_bound = node_bound
+            for value in search.converge(child, child_master):
+                child_bound = max(child_bound, value)
+            if child_bound < incumbent - tolerance:
+                heapq.heappush(heap, (child_bound, next(count), child, child_master))
+            else:
+                closed = min(closed, child_bound)
+        branched += 1
+        if least() > reported:
+            reported = least()
+            yield Bound(reported, f"branch and price ({branched} branched, {len(heap)} open)")
+    if least() > reported:
+        yield Bound(least(), f"branch and price ({branched} branched, {len(heap)} open)")
+
+
+def fractional_share(problem: Problem, master: Master) -> tuple[int, int] | None:
+    """The group and vertex whose share ``Σ_{S ∋ v} λ_{N,S}`` in the master's last solution
+    is nearest ½ among the fractional ones (``None``: every share is 0 or 1)."""
+    groups, nv = len(problem.cost), master.nv
+    rows = groups + master.center.size
+    value = np.asarray(master.h.getSolution().col_value)[2 * rows :]
+    share = np.zeros((groups, nv))
+    for (group, mask), weight in zip(master.columns, value, strict=True):
+        share[group] += weight * mask
+    distance = np.abs(share - 0.5)
+    distance[(share < 1e-6) | (share > 1 - 1e-6)] = np.inf
+    if not np.isfinite(distance).any():
+        return None
+    at, vertex = np.unravel_index(int(np.argmin(distance)), distance.shape)
+    return int(at), int(vertex)
 
 
 def exact_round(
@@ -678,8 +854,10 @@ def exact_round(
 
 
 def _price(problem: Problem, group: int, prize: np.ndarray, mask: np.ndarray) -> float:
-    """``c_N δ(S) − prize(S)`` of the set ``mask``."""
-    return float(problem.cost[group] * problem.boundary(mask) - prize[mask].sum())
+    """``c_N δ(S) − prize(S)`` of the set ``mask``, plus the fixings' :meth:`Problem.offset`
+    (so that a set keeping them has its reduced cost)."""
+    value = problem.cost[group] * problem.boundary(mask) - prize[mask].sum()
+    return float(value + problem.offset(group))
 
 
 __all__ = [
