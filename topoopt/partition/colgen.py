@@ -743,7 +743,7 @@ def branch_and_price(
     optimum (``docs/partition.md``, B4)."""
     tolerance = BOUND_MARGIN * max(1.0, abs(incumbent))
     count = itertools.count()
-    heap = [(bound, next(count), problem, master)]
+    heap = [(bound, next(count), problem, master, True)]
     reported, branched = bound, 0
     closed = math.inf  # the least bound of a node closed within the tolerance of the incumbent
 
@@ -751,9 +751,13 @@ def branch_and_price(
         return min([incumbent, closed, *(entry[0] for entry in heap)])
 
     while heap and search.left() > 0:
-        node_bound, _, node, node_master = heapq.heappop(heap)
+        entry = heapq.heappop(heap)
+        node_bound, _, node, node_master, converged = entry
         if node_bound >= incumbent - tolerance:  # and so is every node left
             closed, heap = min(closed, node_bound), []
+            break
+        if not converged:  # its master failed (HiGHS) before its optimum: left open
+            heapq.heappush(heap, entry)
             break
         shares = fractional_share(node, node_master)
         if shares is None:  # the master's optimum is an assignment: the node is solved
@@ -772,7 +776,8 @@ def branch_and_price(
             for value in search.converge(child, child_master):
                 child_bound = max(child_bound, value)
             if child_bound < incumbent - tolerance:
-                heapq.heappush(heap, (child_bound, next(count), child, child_master))
+                entry = (child_bound, next(count), child, child_master, search.converged)
+                heapq.heappush(heap, entry)
             else:
                 closed = min(closed, child_bound)
         branched += 1
