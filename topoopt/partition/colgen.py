@@ -40,6 +40,9 @@ cuts (:func:`price_by_cuts`, :mod:`topoopt.partition.cut_pricing`; the default) 
 (:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, HiGHS without
 presolve, warm started). The master's nesting
 duals are kept in a box around the best ``π`` found (box-step stabilisation, :class:`Master`).
+Once the master's optimum is proven, branch and price (:func:`branch_and_price`) fixes
+vertices in or out of groups' sets (:meth:`Problem.fix`), kept by the prizes, so the same
+pricers bound every node.
 SpiderFlow §4.2 (eq. 9) states the cut; ``docs/partition.md`` (B4) the proof and the
 measurements.
 """
