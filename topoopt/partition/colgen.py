@@ -870,7 +870,10 @@ def _price(problem: Problem, group: int, prize: np.ndarray, mask: np.ndarray) ->
 
 __all__ = [
     "Problem",
+    "Search",
+    "branch_and_price",
     "colgen_bounds",
+    "fractional_share",
     "grown_columns",
     "heuristic_columns",
     "local_search",
