@@ -85,9 +85,12 @@ TOLERANCE = 1e-9
 """Reduced costs below ``−TOLERANCE`` improve the master."""
 PRICING = "cuts"
 """The exact pricer by default (a key of :data:`PRICERS`; ``docs/partition.md``, B4)."""
-PENALTY = 1e3
-"""The fixings' prize (:attr:`Problem.penalty`), in units of ``Σ_N c_N · Σ_e t_e + 1`` (more
-than any set's price moves): any value keeps the bound valid, a smaller one makes it weak."""
+PENALTY = 4.0
+"""The fixings' prize (:attr:`Problem.penalty`), in units of ``Σ_N c_N · Σ_e t_e + 1``, more
+than a group's boundary term can move a set's price: any value keeps the bound valid, a
+smaller one makes it weak, a larger one costs precision (the min cuts' integer scale is
+shared with it: with 1000, half a unit of the ``2⁴⁰`` scale per arc comes to about ``10⁻⁴``
+per exact round at 128 units, an estimate, the size of the gaps left after one branch)."""
 BOUND_MARGIN = 1e-6
 """Relative safety margin taken off the bound for the LP/MIP tolerances."""
 
