@@ -687,10 +687,13 @@ class Search:
         """Seconds to the deadline."""
         return self.deadline - time.perf_counter()
 
-    def converge(self, problem: Problem, master: Master) -> Iterator[float]:
-        """Rounds on ``master`` (:func:`colgen_bounds`) until its optimum is proven or the
-        deadline, yielding each better ``L`` (less :data:`BOUND_MARGIN`): bounds over the
-        assignments that keep ``problem``'s fixings."""
+    def converge(
+        self, problem: Problem, master: Master, enough: float = math.inf
+    ) -> Iterator[float]:
+        """Rounds on ``master`` (:func:`colgen_bounds`) until its optimum is proven, the
+        deadline, or a bound of at least ``enough``, yielding each better ``L`` (less
+        :data:`BOUND_MARGIN`): bounds over the assignments that keep ``problem``'s
+        fixings."""
         self.converged = False
         groups = len(problem.cost)
         best, heuristic, effort = -math.inf, 0, np.zeros(groups)
@@ -721,6 +724,8 @@ class Search:
                 best = bound
                 master.box(nest, master.rho * (2 if master.boxed() else 1))
                 yield best
+                if best >= enough:
+                    return
             else:  # a null step: the duals strayed too far from the centre
                 master.box(master.center, max(master.rho / 2, self.least_box))
             if not added and proven:
@@ -779,8 +784,8 @@ def branch_and_price(
             for g, mask in node_master.columns:
                 child_master.add(g, mask)
             child_bound = node_bound
-            for value in search.converge(child, child_master):
-                child_bound = max(child_bound, value)
+            for value in search.converge(child, child_master, incumbent - tolerance):
+                child_bound = max(child_bound, value)  # closed once it reaches the incumbent
             if child_bound < incumbent - tolerance:
                 entry = (child_bound, next(count), child, child_master, search.converged)
                 heapq.heappush(heap, entry)
