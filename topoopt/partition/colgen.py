@@ -688,15 +688,17 @@ class Search:
         return self.deadline - time.perf_counter()
 
     def converge(
-        self, problem: Problem, master: Master, enough: float = math.inf
+        self, problem: Problem, master: Master, best: float = 0.0, enough: float = math.inf
     ) -> Iterator[float]:
         """Rounds on ``master`` (:func:`colgen_bounds`) until its optimum is proven, the
-        deadline, or a bound of at least ``enough``, yielding each better ``L`` (less
-        :data:`BOUND_MARGIN`): bounds over the assignments that keep ``problem``'s
-        fixings."""
+        deadline, or a bound of at least ``enough``, yielding each ``L`` (less
+        :data:`BOUND_MARGIN`) that beats ``best`` and every one before it: bounds over the
+        assignments that keep ``problem``'s fixings. An exact round is a serious step of
+        the trust region when its ``L`` is above them (``best``: 0 at the root, whose cuts
+        are never negative; the parent's bound at a node of branch and price)."""
         self.converged = False
         groups = len(problem.cost)
-        best, heuristic, effort = -math.inf, 0, np.zeros(groups)
+        heuristic, effort = 0, np.zeros(groups)
         for round_ in itertools.count():
             if self.left() <= 0:
                 return
@@ -784,7 +786,7 @@ def branch_and_price(
             for g, mask in node_master.columns:
                 child_master.add(g, mask)
             child_bound = node_bound
-            for value in search.converge(child, child_master, incumbent - tolerance):
+            for value in search.converge(child, child_master, node_bound, incumbent - tolerance):
                 child_bound = max(child_bound, value)  # closed once it reaches the incumbent
             if child_bound < incumbent - tolerance:
                 entry = (child_bound, next(count), child, child_master, search.converged)
