@@ -225,11 +225,12 @@ def test_branch_and_price_proves_the_optimum_when_it_ends(
     if heuristic.solution is None:
         return
     where = heuristic.solution.indices(inst)
-    deadline = time.perf_counter() + 60.0
+    deadline = time.perf_counter() + 10.0
     found = [b.value for b in colgen.colgen_bounds(inst, where, deadline)]
     assert all(value <= optimum + TOL * max(1.0, optimum) for value in found), (found, optimum)
-    if time.perf_counter() < deadline:
-        assert found and found[-1] >= optimum - 1e-5 * max(1.0, optimum), (found, optimum)
+    if time.perf_counter() < deadline:  # nothing yielded: only 0 proven, cuts are never below
+        last = found[-1] if found else 0.0
+        assert last >= optimum - 1e-5 * max(1.0, optimum), (found, optimum)
 
 
 def test_fixing_a_vertex_keeps_it_on_the_path_of_its_group() -> None:
