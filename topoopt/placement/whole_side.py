@@ -392,13 +392,8 @@ class WholeSide:
 
         key = (side.swap, whole, side.switches)
         if key not in self._after:  # the pairs of one target (and both callers) share it
-            choices = np.array(
-                list(itertools.combinations(range(len(tabs)), side.switches)), dtype=np.int64
-            ).reshape(-1, side.switches)
-            table = np.full((len(tabs), count + 1), math.inf)
-            for g, c in enumerate(cost):
-                table[g, : min(len(c), count + 1)] = c[: count + 1]
-            self._after[key] = (choices, _least_after(choices, table))
+            choices = _choices(len(tabs), side.switches)
+            self._after[key] = (choices, _least_after(choices, _cost_table(cost, count)))
         choices, least = self._after[key]
         for i in np.argsort(least[0][:, count], kind="stable"):
             if budget - least[0][i, count] < cut():
@@ -434,9 +429,7 @@ def _dense_splits(
     holds), summed in the order of the switches; those within ``budget``, the most to spare
     first, then by choice and counts, the first ``most`` of them when given."""
     choices, counts = _choices(len(cost), switches), _compositions(count, switches)
-    table = np.full((len(cost), count + 1), math.inf)
-    for g, c in enumerate(cost):
-        table[g, : min(len(c), count + 1)] = c[: count + 1]
+    table = _cost_table(cost, count)
     used = np.zeros((len(choices), len(counts)))
     for k in range(switches):
         used = used + table[choices[:, k][:, None], counts[:, k][None, :]]
@@ -447,6 +440,15 @@ def _dense_splits(
         (tuple(int(g) for g in choices[which[i]]), tuple(int(m) for m in counts[parts[i]]))
         for i in order
     ]
+
+
+def _cost_table(cost: list[list[float]], count: int) -> np.ndarray:
+    """``cost[g][m]`` as an array ``[g, m]`` for ``m = 0 .. count`` (``inf`` past what switch
+    ``g`` holds)."""
+    table = np.full((len(cost), count + 1), math.inf)
+    for g, c in enumerate(cost):
+        table[g, : min(len(c), count + 1)] = c[: count + 1]
+    return table
 
 
 @functools.lru_cache(maxsize=64)
