@@ -34,9 +34,9 @@ def measure(
     rounds = [0]
     price, exact = colgen.PRICERS[pricing], colgen.exact_round
 
-    def timed_price(problem, group, prize, start, lim):  # type: ignore[no-untyped-def]
+    def timed_price(problem, group, prize, start, lim, frontier):  # type: ignore[no-untyped-def]
         began = time.perf_counter()
-        out = price(problem, group, prize, start, lim)
+        out = price(problem, group, prize, start, lim, frontier)
         if problem.low[group] > 0:
             times.append(time.perf_counter() - began)
         return out

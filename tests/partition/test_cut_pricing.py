@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from topoopt.partition import colgen
-from topoopt.partition.cut_pricing import CutNetwork, CutProblem, price_by_cuts
+from topoopt.partition.cut_pricing import CutNetwork, CutProblem, Frontier, price_by_cuts
 from topoopt.partition.generate import examples
 
 
@@ -113,3 +114,57 @@ def test_a_network_of_subnormal_capacities_still_bounds_its_cut() -> None:
     assert math.isfinite(bound) and math.isfinite(slack)
     assert bound <= 0.0  # the least value, 0, of every set
     assert len(mask) == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(p=pricing_problems(), data=st.data())
+def test_a_search_from_the_last_ones_leaves_finds_the_minimum(
+    p: CutProblem, data: st.DataObject
+) -> None:
+    """A search at new prizes started from the leaves of one at other prizes (a round of the
+    column generation after another) finds and bounds the new minimum, and the leaves of
+    every search cover each admissible set."""
+    masks, _, admissible = _values(p)
+    frontier = Frontier()
+    price_by_cuts(p, None, 10.0, frontier)
+    for leaf in frontier.leaves:
+        assert not (leaf.inside & leaf.outside).any()
+    covered = np.zeros(len(masks), dtype=int)
+    for leaf in frontier.leaves:
+        covered += (masks | ~leaf.inside).all(axis=1) & ~(masks & leaf.outside).any(axis=1)
+    assert (covered[admissible] >= 1).all()
+    n = len(p.prize)
+    prize = np.array(data.draw(st.lists(st.floats(-3.0, 3.0), min_size=n, max_size=n)))
+    moved = replace(p, prize=prize)
+    _, values, _ = _values(moved)
+    lower, found, proven = price_by_cuts(moved, None, 10.0, frontier)
+    if not admissible.any():
+        assert (lower, found, proven) == (-math.inf, [], False)
+        return
+    least = float(values[admissible].min())
+    assert proven and found
+    assert least - _slack(p) <= lower <= least + 1e-12
+    assert moved.value(found[0]) == pytest.approx(least, abs=_slack(p))
+
+
+def test_a_frontier_of_another_range_is_not_used() -> None:
+    """Leaves made for one size range say nothing of another (a child dropped as too large
+    may fit a wider range; here the leaves of range 1..1 miss the optimum of 1..5, 0.9): the
+    search starts from the root and keeps its own leaves."""
+    p = CutProblem(
+        heads=np.array([2, 0, 2, 1, 3, 0, 0, 1]),
+        tails=np.array([3, 3, 4, 2, 4, 1, 2, 4]),
+        capacity=np.array([1.3, 1.3, 0.0, 1.0, 1.5, 1.5, 1.4, 1.8]),
+        gpus=np.ones(5, dtype=int),
+        prize=np.array([1.5, 2.5, -0.5, -2.8, -1.9]),
+        low=1,
+        high=1,
+    )
+    frontier = Frontier()
+    price_by_cuts(p, None, 10.0, frontier)
+    assert frontier.range == (1, 1)
+    wider = replace(p, high=5)
+    lower, _, proven = price_by_cuts(wider, None, 10.0, frontier)
+    _, values, admissible = _values(wider)
+    assert proven and lower == pytest.approx(float(values[admissible].min()), abs=1e-6)
+    assert frontier.range == (1, 5)

@@ -36,7 +36,8 @@ cut). Rounds price every group heuristically (:func:`candidates`: parametric min
 :func:`grown_columns`; the group's best columns; each repaired into the range and improved by
 single moves, :func:`local_search`) until no improving column is found, then exactly
 within a share of the time, whose bounds give ``L``: by branch and bound on Lagrangian min
-cuts (:func:`price_by_cuts`, :mod:`topoopt.partition.cut_pricing`; the default) or by a MIP
+cuts (:func:`price_by_cuts`, :mod:`topoopt.partition.cut_pricing`; the default, each group's
+search starting from the leaves of its last one, kept by the master) or by a MIP
 (:func:`price_exactly`: ``y_e ≥ |x_u − x_v|``, the range on ``g · x``, HiGHS without
 presolve, warm started). The master's nesting
 duals are kept in a box around the best ``π`` found (box-step stabilisation, :class:`Master`).
@@ -62,7 +63,7 @@ import scipy.sparse as sp
 
 from topoopt.core.backends import quiet_highs
 from topoopt.partition.bounds import Bound, hierarchy
-from topoopt.partition.cut_pricing import CutNetwork, CutProblem
+from topoopt.partition.cut_pricing import CutNetwork, CutProblem, Frontier
 from topoopt.partition.cut_pricing import price_by_cuts as search_by_cuts
 from topoopt.partition.instance import PartitionInstance
 from topoopt.partition.solution import Assignment, evaluate
@@ -344,13 +345,19 @@ def pool_columns(
 
 
 def price_exactly(
-    problem: Problem, group: int, prize: np.ndarray, start: np.ndarray | None, limit: float
+    problem: Problem,
+    group: int,
+    prize: np.ndarray,
+    start: np.ndarray | None,
+    limit: float,
+    frontier: Frontier | None = None,
 ) -> tuple[float, list[np.ndarray], bool]:
     """``min c δ(S) − prize(S)`` over ``lo ≤ g(S) ≤ K`` by a MIP (HiGHS, one thread, presolve
     off, at most ``limit`` s): ``x_v ∈ {0, 1}``, ``y_e ≥ x_u − x_v``, ``y_e ≥ x_v − x_u``.
     Returns a lower bound on the minimum (the optimum when proven; ``-inf`` without an answer),
     the admissible sets HiGHS found on its way (its improving solutions), best first, and
-    whether HiGHS proved the minimum.
+    whether HiGHS proved the minimum. A MIP keeps no tree between rounds: ``frontier`` is
+    not used.
 
     HiGHS' presolve slows it down 2–5× on these models (``docs/partition.md``, B4)."""
     import highspy
@@ -417,23 +424,31 @@ def price_exactly(
 
 
 def price_by_cuts(
-    problem: Problem, group: int, prize: np.ndarray, start: np.ndarray | None, limit: float
+    problem: Problem,
+    group: int,
+    prize: np.ndarray,
+    start: np.ndarray | None,
+    limit: float,
+    frontier: Frontier | None = None,
 ) -> tuple[float, list[np.ndarray], bool]:
     """The pricing problem of :func:`price_exactly` by branch and bound on Lagrangian min cuts
-    (:mod:`topoopt.partition.cut_pricing`): a lower bound, the best admissible sets found (best
+    (:mod:`topoopt.partition.cut_pricing`), from the leaves of ``frontier`` (the group's last
+    search, replaced by this one's): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
     about ``10⁻⁹`` of the network's capacities)."""
     capacity = float(problem.cost[group]) * problem.traffic
     low, high = int(problem.low[group]), int(problem.high[group])
     pricing = CutProblem(problem.heads, problem.tails, capacity, problem.gpus, prize, low, high)
-    return search_by_cuts(pricing, start, limit)
+    return search_by_cuts(pricing, start, limit, frontier)
 
 
 Pricer = Callable[
-    [Problem, int, np.ndarray, "np.ndarray | None", float], tuple[float, list[np.ndarray], bool]
+    [Problem, int, np.ndarray, "np.ndarray | None", float, "Frontier | None"],
+    tuple[float, list[np.ndarray], bool],
 ]
-"""An exact pricer: ``(problem, group, prize, start, limit)`` to a lower bound, the admissible
-sets found (best first) and whether the minimum is proven."""
+"""An exact pricer: ``(problem, group, prize, start, limit, frontier)`` to a lower bound, the
+admissible sets found (best first) and whether the minimum is proven; ``frontier`` carries a
+search's leaves to the group's next one (:class:`~topoopt.partition.cut_pricing.Frontier`)."""
 PRICERS: dict[str, Pricer] = {"cuts": price_by_cuts, "mip": price_exactly}
 """The exact pricers of :func:`colgen_bounds` (its option ``pricing``)."""
 
@@ -450,6 +465,9 @@ class Master:
     validity; when the LP's solution uses no artificial nesting column, it is feasible for
     the master without the box and, with no improving column, optimal for it. The convexity
     rows get artificial columns of prohibitive cost, so the LP is always feasible.
+
+    The master also keeps each group's exact pricing tree (:attr:`frontiers`), which the next
+    exact round starts from: the duals move little from one round to the next.
     """
 
     def __init__(self, problem: Problem, nv: int, rho: float) -> None:
@@ -485,6 +503,7 @@ class Master:
         self.center = np.zeros((len(problem.internal), nv))
         self.rho = rho
         self.box(self.center, rho)
+        self.frontiers = [Frontier() for _ in range(self.groups)]
 
     def box(self, center: np.ndarray, rho: float) -> None:
         """Keep the nesting duals within ``rho`` of ``center`` (internal group × vertex)."""
@@ -783,6 +802,7 @@ def branch_and_price(
                 continue
             child_master = Master(child, node_master.nv, node_master.rho)
             child_master.box(node_master.center, node_master.rho)
+            child_master.frontiers = [frontier.copy() for frontier in node_master.frontiers]
             for g, mask in node_master.columns:
                 child_master.add(g, mask)
             child_bound = node_bound
@@ -854,7 +874,8 @@ def exact_round(
             return None
         prize, _, start = jobs[order[k]]
         share = workers * (stop - began) / (groups - k)
-        minimum, found, optimal = pricer(problem, order[k], prize, start, share)
+        frontier = master.frontiers[order[k]]
+        minimum, found, optimal = pricer(problem, order[k], prize, start, share, frontier)
         return minimum, found, optimal, time.perf_counter() - began
 
     with ThreadPoolExecutor(max_workers=workers) as pool:

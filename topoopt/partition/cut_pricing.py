@@ -29,6 +29,13 @@ multiplier (one cut; it starts the child's own Kelley iterations, with the paren
 lines adjusted to the fixed vertex). Nodes are taken best bound first; the cuts met on the
 way that are admissible are the incumbents (and the columns returned).
 
+The leaves of a search (its nodes closed, solved or left open) cover every admissible set:
+branching splits a node's sets by one vertex, and a child is dropped only when its fixed
+vertices alone take the size out of the range, which no prize changes. A search of the same
+graph and range at other prizes may therefore start from them instead of the root
+(:class:`Frontier`): the column generation prices each group at duals that move little from
+one round to the next, and most leaves close again at their first cut.
+
 The min cuts are on capacities scaled to integers (OR-Tools' ``SimpleMaxFlow``, exact in
 integer arithmetic), so each bound subtracts the rounding's worst case, half a unit per arc,
 and a node whose bound is within twice that of the incumbent is closed: a search that ends
@@ -59,6 +66,9 @@ KELLEY_STEPS = 60
 """Most min cuts in one node's search for its multiplier."""
 COLUMNS = 6
 """Most admissible sets returned (the best found)."""
+GROWTH = 4.0
+"""A frontier grown to more than this many times the leaves of its last search from the
+root is dropped: the next search starts from the root again."""
 
 
 class CutNetwork:
@@ -139,6 +149,48 @@ class _Node:
     slack: float = field(compare=False, default=0.0)
     first: tuple[float, _Cut, float] | None = field(compare=False, default=None)
     lines: tuple[np.ndarray | None, np.ndarray | None] = field(compare=False, default=(None, None))
+
+
+class Leaf(NamedTuple):
+    """A node's fixings and multiplier, kept to start the next search there."""
+
+    inside: np.ndarray
+    outside: np.ndarray
+    multiplier: float
+
+
+@dataclass
+class Frontier:
+    """The leaves of a group's last search (module docstring), which the next search of the
+    same graph, sizes and range starts from; a search from the root when it is empty.
+
+    Attributes
+    ----------
+    leaves
+        The last search's leaves (replaced by every search given this frontier).
+    range
+        The sizes ``(low, high)`` the leaves were made for; a search of another range starts
+        from the root (a dropped child's size may fit it).
+    fresh
+        The leaves of the last search from the root: a search that leaves more than
+        :data:`GROWTH` times as many empties the frontier (each leaf costs at least one cut).
+    """
+
+    leaves: list[Leaf] = field(default_factory=list)
+    range: tuple[int, int] | None = None
+    fresh: int = 0
+
+    def copy(self) -> Frontier:
+        """A frontier with the same leaves (which no search changes) in a list of its own."""
+        return Frontier(list(self.leaves), self.range, self.fresh)
+
+    def keep(self, leaves: list[Leaf], span: tuple[int, int], warm: bool) -> None:
+        """Keep the ``leaves`` of a search of the range ``span`` (``warm``: started from this
+        frontier), unless they outgrew :data:`GROWTH` times the last search from the root."""
+        if not warm:
+            self.fresh = len(leaves)
+        grown = warm and len(leaves) > GROWTH * max(self.fresh, 1)
+        self.leaves, self.range = ([] if grown else leaves), span
 
 
 @dataclass(frozen=True)
@@ -289,10 +341,14 @@ class CutPricer:
 
 
 def price_by_cuts(
-    problem: CutProblem, start: np.ndarray | None, limit: float
+    problem: CutProblem,
+    start: np.ndarray | None,
+    limit: float,
+    frontier: Frontier | None = None,
 ) -> tuple[float, list[np.ndarray], bool]:
     """``problem``'s minimum by branch and bound (module docstring), within ``limit`` seconds,
-    from the admissible set ``start`` if given.
+    from the admissible set ``start`` if given, and from the leaves of ``frontier`` (then
+    replaced by this search's) when they were made for ``problem``'s range.
 
     Returns a lower bound on the minimum (the least bound of the nodes closed or open:
     the minimum, up to the rounding, when the search ends; ``-inf`` when it met no admissible
@@ -307,16 +363,26 @@ def price_by_cuts(
     none = np.zeros(len(problem.prize), dtype=bool)
     if problem.gpus.sum() < problem.low or problem.low > problem.high:
         return -math.inf, [], False
-    heap = [_Node(-math.inf, next(count), 0.0, none, none.copy())]
+    span = (problem.low, problem.high)
+    kept = frontier.leaves if frontier is not None and frontier.range == span else []
+    heap = [_Node(-math.inf, next(count), mu, inside, outside) for inside, outside, mu in kept]
+    warm = bool(heap)
+    if not warm:
+        heap = [_Node(-math.inf, next(count), 0.0, none, none.copy())]
+    leaves = []
     floor = math.inf  # the least bound of a node closed by the incumbent
     while heap and time.perf_counter() < stop:
         node = heapq.heappop(heap)
         big, small = (None, None) if pricer.closes(node) else pricer.peak(node)
         if big is None or small is None:
             floor = min(floor, node.bound)  # closed by the incumbent, solved or infeasible
+            leaves.append(Leaf(node.inside, node.outside, node.multiplier))
             continue
         for child in pricer.children(node, big, small, count):
             heapq.heappush(heap, child)
+    if frontier is not None:
+        leaves += [Leaf(node.inside, node.outside, node.multiplier) for node in heap]
+        frontier.keep(leaves, span, warm)
     if not pricer.found:
         return -math.inf, [], False  # nothing admissible met: no claim
     lower = min([pricer.best, floor, *(node.bound for node in heap)])
@@ -324,4 +390,4 @@ def price_by_cuts(
     return lower, [mask for _, mask in ranked], not heap
 
 
-__all__ = ["CutNetwork", "CutPricer", "CutProblem", "price_by_cuts"]
+__all__ = ["CutNetwork", "CutPricer", "CutProblem", "Frontier", "Leaf", "price_by_cuts"]
