@@ -24,7 +24,7 @@ from topoopt.partition import bounds, colgen
 from topoopt.partition.cut_pricing import CutNetwork
 from topoopt.partition.generate import small, table2
 from topoopt.partition.instance import PartitionInstance
-from topoopt.partition.solution import Assignment, evaluate
+from topoopt.partition.solution import Assignment, check, evaluate
 
 TOL = 1e-7
 
@@ -217,7 +217,8 @@ def test_branch_and_price_proves_the_optimum_when_it_ends(
     then the nodes solved as assignments replace it), the column generation and then branch
     and price never bound above the optimum, and when they end before the deadline (every
     node closed) their last bound is the optimum: the fixings keep every assignment in
-    some node and price it exactly there."""
+    some node and price it exactly there. The assignments met at integral nodes are
+    feasible, each better than the one before, and their cut is at least the optimum."""
     optimum = _optimum(inst)
     if optimum is None:
         return
@@ -226,8 +227,15 @@ def test_branch_and_price_proves_the_optimum_when_it_ends(
         return
     where = heuristic.solution.indices(inst)
     deadline = time.perf_counter() + 10.0
-    found = [b.value for b in colgen.colgen_bounds(inst, where, deadline)]
+    bounds = list(colgen.colgen_bounds(inst, where, deadline))
+    found = [b.value for b in bounds]
     assert all(value <= optimum + TOL * max(1.0, optimum) for value in found), (found, optimum)
+    best = evaluate(inst, heuristic.solution)
+    for met in (b.where for b in bounds if b.where is not None):
+        assignment = Assignment.from_indices(inst, met)
+        assert check(inst, assignment) == []
+        assert optimum - TOL <= evaluate(inst, assignment) < best
+        best = evaluate(inst, assignment)
     if time.perf_counter() < deadline:  # nothing yielded: only 0 proven, cuts are never below
         last = found[-1] if found else 0.0
         assert last >= optimum - 1e-5 * max(1.0, optimum), (found, optimum)
@@ -498,3 +506,15 @@ def test_column_generation_follows_the_spreading_metric_by_default(
     assert ran.count("columns") == expected.count("columns")
     if vertices >= bounds.COLUMNS_AUTO_VERTICES:
         assert names == expected  # no coarsening or profile after them
+
+
+def test_a_finished_branch_and_price_can_prove_its_incumbent() -> None:
+    """``partition/mip`` calls a bound within ``PROOF_TOLERANCE`` of the incumbent a proof,
+    and the branch and price closes its nodes within ``BOUND_MARGIN`` of it: the first must
+    be at least the second, or a search that closed every node would prove nothing."""
+    from topoopt.partition.solvers.mip import PROOF_TOLERANCE, _closes
+
+    assert PROOF_TOLERANCE >= colgen.BOUND_MARGIN
+    incumbent = 21.05524
+    closed = incumbent - colgen.BOUND_MARGIN * max(1.0, abs(incumbent))
+    assert _closes(closed, incumbent)

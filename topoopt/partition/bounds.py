@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 
 import numpy as np
@@ -120,10 +120,13 @@ without its own bounds)."""
 
 @dataclass(frozen=True)
 class Bound:
-    """A proven lower bound on the optimum and how it was obtained."""
+    """A proven lower bound on the optimum and how it was obtained, with the assignment (a
+    cluster index per vertex) the method found on its way, if any (the branch and price's
+    integral nodes), whose cut the bound may have reached."""
 
     value: float
     method: str
+    where: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -580,7 +583,8 @@ def lower_bounds(
 ) -> Iterator[Bound]:
     """Prove lower bounds (module docstring, items 1–5) until ``deadline``
     (``time.perf_counter()``; ``None``: no limit, each sub-problem at most
-    :data:`SUB_LIMIT_S`), yielding each new best one.
+    :data:`SUB_LIMIT_S`), yielding each new best one, and each assignment a method found
+    (:attr:`Bound.where`, with the best bound so far).
 
     Parameters
     ----------
@@ -608,9 +612,9 @@ def lower_bounds(
     """
     best = 0.0
     for found in _every_bound(instance, where, solve, deadline, spreading, columns, workers):
-        if found.value > best:
-            best = found.value
-            yield found
+        if found.value > best or found.where is not None:
+            best = max(best, found.value)
+            yield replace(found, value=best)
 
 
 def _every_bound(

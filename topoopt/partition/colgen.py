@@ -108,6 +108,8 @@ class Problem:
         Symmetric sparse matrix of the traffic.
     cost, low, high, parent
         ``c_N``, ``lo_N``, ``K_N`` and the parent (``-1``: the root) of every non-root group.
+    cluster
+        The cluster of every group of one cluster (``-1`` for the others).
     internal
         Groups with children, the root (index ``len(cost)``) included, in row order.
     inside, outside
@@ -127,6 +129,7 @@ class Problem:
     low: np.ndarray
     high: np.ndarray
     parent: np.ndarray
+    cluster: np.ndarray
     internal: list[int] = field(default_factory=list)
     inside: np.ndarray | None = None
     outside: np.ndarray | None = None
@@ -156,6 +159,9 @@ class Problem:
             low=np.array([max(0, n - (total - node.capacity)) for node in groups]),
             high=np.array([min(node.capacity, n) for node in groups]),
             parent=np.array([node.parent for node in groups]),
+            cluster=np.array(
+                [min(node.clusters) if len(node.clusters) == 1 else -1 for node in groups]
+            ),
             internal=internal,
         )
 
@@ -678,8 +684,11 @@ def colgen_bounds(
     for best in search.converge(problem, master):
         yield Bound(best, f"column generation ({len(master.columns)} columns)")
     if branch and where is not None and search.converged:
-        cut = float(evaluate(instance, Assignment.from_indices(instance, list(where))))
-        yield from branch_and_price(search, problem, master, best, cut)
+
+        def cut_of(where: list[int]) -> float:
+            return float(evaluate(instance, Assignment.from_indices(instance, where)))
+
+        yield from branch_and_price(search, problem, master, best, cut_of(list(where)), cut_of)
 
 
 @dataclass
@@ -757,7 +766,12 @@ class Search:
 
 
 def branch_and_price(
-    search: Search, problem: Problem, master: Master, bound: float, incumbent: float
+    search: Search,
+    problem: Problem,
+    master: Master,
+    bound: float,
+    incumbent: float,
+    cut_of: Callable[[list[int]], float],
 ) -> Iterator[Bound]:
     """Branch and price from the converged root ``master`` (bound ``bound``) against the
     cut ``incumbent``, yielding each better certified bound, until the deadline or until no
@@ -768,11 +782,12 @@ def branch_and_price(
     parent's), which starts from the parent's columns that keep its fixings. The node of
     least bound is branched on the group and vertex whose share ``x_{N,v} = Σ_{S ∋ v}
     λ_{N,S}`` in its master's optimum is nearest ½, both children solved at once; a node
-    whose optimum has no fractional share is an assignment (its cut, the node's bound, may
-    become the incumbent); a node within :data:`BOUND_MARGIN` of the incumbent or above it
-    is closed. Every assignment lies in an open node or in a closed one, so the least of
-    the incumbent, the closed nodes' bounds and the open ones' is a lower bound on the
-    optimum (``docs/partition.md``, B4)."""
+    whose optimum has no fractional share is an assignment (:func:`assignment`; its cut,
+    ``cut_of``, may become the incumbent, yielded with the bound); a node within
+    :data:`BOUND_MARGIN` of the incumbent or above it is closed. Every assignment lies in
+    an open node or in a closed one, so the least of the incumbent, the closed nodes'
+    bounds and the open ones' is a lower bound on the optimum (``docs/partition.md``,
+    B4)."""
     tolerance = BOUND_MARGIN * max(1.0, abs(incumbent))
     count = itertools.count()
     heap = [(bound, next(count), problem, master, True)]
@@ -793,7 +808,12 @@ def branch_and_price(
             break
         shares = fractional_share(node, node_master)
         if shares is None:  # the master's optimum is an assignment: the node is solved
-            incumbent = min(incumbent, node_bound)
+            where = assignment(node, node_master)
+            value = node_bound if where is None else cut_of(where)
+            if value < incumbent:
+                incumbent = value
+                method = f"branch and price ({branched} branched, an integral node)"
+                yield Bound(max(reported, least()), method, where)
             continue
         group, vertex = shares
         for inside in (True, False):
@@ -821,14 +841,31 @@ def branch_and_price(
         yield Bound(least(), f"branch and price ({branched} branched, {len(heap)} open)")
 
 
+def assignment(problem: Problem, master: Master) -> list[int] | None:
+    """The cluster of every vertex in the master's last solution, read from the columns of
+    the groups of one cluster (``None`` if that is not one cluster per vertex: the solution
+    is fractional, or a group of several clusters has no children)."""
+    where = np.full(master.nv, -1)
+    for (group, mask), weight in zip(master.columns, _column_values(master), strict=True):
+        if weight > 0.5 and problem.cluster[group] >= 0:
+            if (where[mask] >= 0).any():
+                return None
+            where[mask] = problem.cluster[group]
+    return None if (where < 0).any() else where.tolist()
+
+
+def _column_values(master: Master) -> np.ndarray:
+    """The weights ``λ_{N,S}`` of the master's columns in its last solution."""
+    rows = len(master.problem.cost) + master.center.size
+    return np.asarray(master.h.getSolution().col_value)[2 * rows :]
+
+
 def fractional_share(problem: Problem, master: Master) -> tuple[int, int] | None:
     """The group and vertex whose share ``Σ_{S ∋ v} λ_{N,S}`` in the master's last solution
     is nearest ½ among the fractional ones (``None``: every share is 0 or 1)."""
     groups, nv = len(problem.cost), master.nv
-    rows = groups + master.center.size
-    value = np.asarray(master.h.getSolution().col_value)[2 * rows :]
     share = np.zeros((groups, nv))
-    for (group, mask), weight in zip(master.columns, value, strict=True):
+    for (group, mask), weight in zip(master.columns, _column_values(master), strict=True):
         share[group] += weight * mask
     distance = np.abs(share - 0.5)
     distance[(share < 1e-6) | (share > 1 - 1e-6)] = np.inf
@@ -902,6 +939,7 @@ def _price(problem: Problem, group: int, prize: np.ndarray, mask: np.ndarray) ->
 __all__ = [
     "Problem",
     "Search",
+    "assignment",
     "branch_and_price",
     "colgen_bounds",
     "fractional_share",

@@ -101,8 +101,12 @@ starts (under 0.1 s): the child's imports take about a second, so a short limit 
 otherwise end without a bound."""
 RETURNING = "; returning the warm start"
 """How a message of the child's parent ends when the child gave no answer."""
-PROOF_TOLERANCE = 1e-9
-"""A bound within this (relative) distance of the incumbent proves it optimal."""
+PROOF_TOLERANCE = 1e-6
+"""A bound within this (relative) distance of the incumbent proves it optimal: the margin
+:data:`~topoopt.partition.colgen.BOUND_MARGIN` every column-generation bound takes off for
+floating point, and within which its branch and price closes a node (with a smaller
+tolerance a finished branch and price could never prove its incumbent). HiGHS' own default
+relative gap is 1e-4."""
 
 Report = Callable[[dict[str, Any]], None]
 
@@ -250,7 +254,10 @@ class PartitionMipSolver(MipSolver):
             if bounded.bound is not None and math.isfinite(bounded.bound):
                 bound = max(0.0, bounded.bound)
             said = bounded.message.removesuffix(RETURNING)
-        best, more = improve(instance, part.tolist(), ctx, restarts=10**9, rng=rng)
+            met = bounded.solution  # the bounds' answer: better if they met a better one
+            if met is not None and evaluate(instance, met) < evaluate(instance, searched):
+                searched = met
+        best, more = improve(instance, searched.indices(instance), ctx, restarts=10**9, rng=rng)
         restarts += more
         solution = Assignment.from_indices(instance, best.tolist())
         cut = evaluate(instance, solution)
@@ -305,7 +312,11 @@ class PartitionMipSolver(MipSolver):
             ):
                 best, method = found.value, found.method
                 if report is not None:
-                    report({"bound": best, "method": method})
+                    report({"bound": best, "method": method, "where": found.where})
+                if found.where is not None:  # an assignment the bounds met: kept if better
+                    met = Assignment.from_indices(instance, found.where)
+                    if incumbent is None or evaluate(instance, met) < incumbent:
+                        start, incumbent = met, evaluate(instance, met)
                 if incumbent is not None and _closes(best, incumbent):
                     break
         if incumbent is not None and method and _closes(best, incumbent):
@@ -452,6 +463,11 @@ class PartitionMipSolver(MipSolver):
         if results:
             return _attempt(instance, results[-1])
         best = [line for line in lines if "bound" in line]
+        met = [line["where"] for line in best if line.get("where") is not None]
+        if met:  # the last assignment the child's bounds met is its best
+            found = Assignment.from_indices(instance, met[-1])
+            if start is None or evaluate(instance, found) < evaluate(instance, start):
+                start = found
         message = "stopped at the time limit" + (" before the MIP answered" if mip else "")
         bound = 0.0  # traffic and costs are >= 0: every cut is
         if best:
