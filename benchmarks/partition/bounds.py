@@ -74,8 +74,10 @@ partition/mip partition/ils`, default options: the eigenvalue bound (B5) first, 
 spreading metric (B3, HiGHS' PDLP, up to 640 vertices) with its aggregate row when one level's
 LP has the time, followed by the column generation (B4) on jobs of 64-256 vertices, its exact
 pricing by branch and bound on min cuts (OR-Tools' max flow) and its dual box a trust region
-(the 128-unit rows of `partition/mip`, re-run after those changes; those of fresh seeds
-3-6 re-run again with branch and price after (B4) converges; the 512-unit rows, where
+(the 128-unit rows of `partition/mip`, re-run after those changes with branch and price
+after (B4) converges, each exact pricing from the leaves of the group's last search and the
+assignments of integral nodes kept — two such runs at once, `--solvers partition/mip`
+over the files with `--seeds 1` and over `--seeds 5 6 3 2 4`; the 512-unit rows, where
 (B4) does not run, are earlier records); otherwise
 the coarsenings (B1) and the profile (B2); from 128 vertices, as here, the time the bounds
 leave goes to the iterated search from greedy-lowcut's assignment, and no MIP runs);

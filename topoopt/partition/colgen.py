@@ -319,7 +319,8 @@ def grown_columns(
         while True:
             mask[v] = True
             value += weight * (degree[v] - 2 * inner[v]) - prize[v]
-            inner += adjacency[:, [v]].toarray().ravel()
+            row = slice(adjacency.indptr[v], adjacency.indptr[v + 1])  # symmetric: v's column
+            inner[adjacency.indices[row]] += adjacency.data[row]
             size += int(gpus[v])
             if low <= size <= high and value < best_value:
                 best, best_value = mask.copy(), value
