@@ -168,3 +168,31 @@ def test_a_frontier_of_another_range_is_not_used() -> None:
     _, values, admissible = _values(wider)
     assert proven and lower == pytest.approx(float(values[admissible].min()), abs=1e-6)
     assert frontier.range == (1, 5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(p=pricing_problems(), data=st.data())
+def test_the_search_finds_the_minimum_over_the_sets_that_keep_its_fixings(
+    p: CutProblem, data: st.DataObject
+) -> None:
+    """With vertices fixed in and out (a node of the branch and price), the search's minimum
+    is the brute-force one over the admissible sets that keep the fixings, every set it
+    returns keeps them, and with a frontier of the unfixed problem it finds the same."""
+    n = len(p.prize)
+    side = np.array(data.draw(st.lists(st.sampled_from([-1, 0, 0, 1]), min_size=n, max_size=n)))
+    fixed = replace(p, inside=side == 1, outside=side == -1)
+    masks, values, admissible = _values(p)
+    keeps = (masks | ~(side == 1)).all(axis=1) & ~(masks & (side == -1)).any(axis=1)
+    frontier = Frontier()
+    price_by_cuts(p, None, 10.0, frontier)
+    for given_frontier in (None, frontier):
+        lower, found, proven = price_by_cuts(fixed, None, 10.0, given_frontier)
+        if not (admissible & keeps).any():
+            assert not found and not proven
+            continue
+        least = float(values[admissible & keeps].min())
+        assert proven and found
+        assert least - _slack(p) <= lower <= least + 1e-12
+        for mask in found:
+            assert mask[side == 1].all() and not mask[side == -1].any()
+        assert fixed.value(found[0]) == pytest.approx(least, abs=_slack(p))

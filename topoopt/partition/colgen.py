@@ -445,8 +445,16 @@ def price_by_cuts(
     about ``10⁻⁹`` of the network's capacities)."""
     capacity = float(problem.cost[group]) * problem.traffic
     low, high = int(problem.low[group]), int(problem.high[group])
-    pricing = CutProblem(problem.heads, problem.tails, capacity, problem.gpus, prize, low, high)
-    return search_by_cuts(pricing, start, limit, frontier)
+    inside = None if problem.inside is None else problem.inside[group]
+    outside = None if problem.outside is None else problem.outside[group]
+    plain = prize  # the fixings are the search's root: their prizes only shift the value
+    if inside is not None and outside is not None:
+        plain = prize - problem.penalty * inside + problem.penalty * outside
+    pricing = CutProblem(
+        problem.heads, problem.tails, capacity, problem.gpus, plain, low, high, inside, outside
+    )
+    lower, sets, proven = search_by_cuts(pricing, start, limit, frontier)
+    return lower - problem.offset(group), sets, proven
 
 
 Pricer = Callable[

@@ -195,7 +195,8 @@ class Frontier:
 
 @dataclass(frozen=True)
 class CutProblem:
-    """``min Σ_e capacity_e [e crosses S] − prize(S)`` over ``low ≤ gpus(S) ≤ high``.
+    """``min Σ_e capacity_e [e crosses S] − prize(S)`` over ``low ≤ gpus(S) ≤ high``,
+    ``inside ⊆ S``, ``S ∩ outside = ∅``.
 
     Attributes
     ----------
@@ -205,6 +206,9 @@ class CutProblem:
         ``g_v`` and ``p_v`` of every vertex.
     low, high
         The range of ``gpus(S)``.
+    inside, outside
+        Vertices every set holds and vertices none holds (a node of the branch and price;
+        ``None``: none), the root of the search's fixings.
     """
 
     heads: np.ndarray
@@ -214,6 +218,8 @@ class CutProblem:
     prize: np.ndarray
     low: int
     high: int
+    inside: np.ndarray | None = None
+    outside: np.ndarray | None = None
 
     def value(self, mask: np.ndarray) -> float:
         """``f(S) = Σ_e capacity_e [e crosses S] − prize(S)``."""
@@ -239,6 +245,15 @@ class CutPricer:
         self.priority = np.abs(problem.prize) + degree
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
         self.best = math.inf
+
+    def fits(self, inside: np.ndarray, outside: np.ndarray) -> bool:
+        """Whether some set keeping the fixings ``inside`` and ``outside`` may fit the range
+        (no vertex both in and out, ``g(inside) ≤ high``, ``g(V ∖ outside) ≥ low``)."""
+        return bool(
+            not (inside & outside).any()
+            and self.gpus[inside].sum() <= self.high
+            and self.gpus[~outside].sum() >= self.low
+        )
 
     def cut(self, mask: np.ndarray) -> _Cut:
         """``mask`` with its value and size."""
@@ -329,7 +344,7 @@ class CutPricer:
         for inward in (False, True):
             inside, outside = node.inside.copy(), node.outside.copy()
             (inside if inward else outside)[v] = True
-            if self.gpus[inside].sum() > self.high or self.gpus[~outside].sum() < self.low:
+            if not self.fits(inside, outside):
                 continue
             h, cut, slack = self.bound_at(mu, inside, outside)
             if inward:
@@ -348,7 +363,8 @@ def price_by_cuts(
 ) -> tuple[float, list[np.ndarray], bool]:
     """``problem``'s minimum by branch and bound (module docstring), within ``limit`` seconds,
     from the admissible set ``start`` if given, and from the leaves of ``frontier`` (then
-    replaced by this search's) when they were made for ``problem``'s range.
+    replaced by this search's) when they were made for ``problem``'s range, each with
+    ``problem``'s fixings added (a leaf that contradicts them holds no set that keeps them).
 
     Returns a lower bound on the minimum (the least bound of the nodes closed or open:
     the minimum, up to the rounding, when the search ends; ``-inf`` when it met no admissible
@@ -361,14 +377,20 @@ def price_by_cuts(
         pricer.offer(pricer.cut(start))
     count = itertools.count()
     none = np.zeros(len(problem.prize), dtype=bool)
-    if problem.gpus.sum() < problem.low or problem.low > problem.high:
+    held = none if problem.inside is None else problem.inside
+    barred = none if problem.outside is None else problem.outside
+    if not pricer.fits(held, barred) or problem.low > problem.high:
         return -math.inf, [], False
     span = (problem.low, problem.high)
     kept = frontier.leaves if frontier is not None and frontier.range == span else []
-    heap = [_Node(-math.inf, next(count), mu, inside, outside) for inside, outside, mu in kept]
+    heap = [
+        _Node(-math.inf, next(count), mu, inside | held, outside | barred)
+        for inside, outside, mu in kept
+        if pricer.fits(inside | held, outside | barred)
+    ]
     warm = bool(heap)
     if not warm:
-        heap = [_Node(-math.inf, next(count), 0.0, none, none.copy())]
+        heap = [_Node(-math.inf, next(count), 0.0, held.copy(), barred.copy())]
     leaves = []
     floor = math.inf  # the least bound of a node closed by the incumbent
     while heap and time.perf_counter() < stop:
