@@ -77,7 +77,9 @@ pricing by branch and bound on min cuts (OR-Tools' max flow) and its dual box a 
 (the 128-unit rows of `partition/mip`, re-run after those changes with branch and price
 after (B4) converges, each exact pricing from the leaves of the group's last search and the
 assignments of integral nodes kept — two such runs at once, `--solvers partition/mip`
-over the files with `--seeds 1` and over `--seeds 5 6 3 2 4`; the 512-unit rows, where
+over the files with `--seeds 1` and over `--seeds 5 6 3 2 4`; those that reached the branch
+and price, `t2-128-0-2` and seeds 2, 3, 5 and 6, re-run again after its nodes' exact pricing
+searched from their fixings, two at once; the 512-unit rows, where
 (B4) does not run, are earlier records); otherwise
 the coarsenings (B1) and the profile (B2); from 128 vertices, as here, the time the bounds
 leave goes to the iterated search from greedy-lowcut's assignment, and no MIP runs);

@@ -42,8 +42,9 @@ search starting from the leaves of its last one, kept by the master) or by a MIP
 presolve, warm started). The master's nesting
 duals are kept in a box around the best ``π`` found (box-step stabilisation, :class:`Master`).
 Once the master's optimum is proven, branch and price (:func:`branch_and_price`) fixes
-vertices in or out of groups' sets (:meth:`Problem.fix`), kept by the prizes, so the same
-pricers bound every node.
+vertices in or out of groups' sets (:meth:`Problem.fix`), kept by the prizes in the
+heuristics and as the root of the exact cut pricer's search, so the same pricers bound
+every node.
 SpiderFlow §4.2 (eq. 9) states the cut; ``docs/partition.md`` (B4) the proof and the
 measurements.
 """
@@ -114,8 +115,8 @@ class Problem:
         Groups with children, the root (index ``len(cost)``) included, in row order.
     inside, outside
         A branch-and-price node's fixings (group × vertex: the vertex fixed in or out of
-        the group's set; ``None``: none), kept by the prizes (:meth:`prizes`) and the
-        columns (:meth:`admits`).
+        the group's set; ``None``: none), kept by the prizes (:meth:`prizes`), the exact
+        cut pricer's search (:func:`price_by_cuts`) and the columns (:meth:`admits`).
     penalty
         The prize that keeps a fixed vertex in or out (:meth:`prizes`).
     """
@@ -442,7 +443,9 @@ def price_by_cuts(
     (:mod:`topoopt.partition.cut_pricing`), from the leaves of ``frontier`` (the group's last
     search, replaced by this one's): a lower bound, the best admissible sets found (best
     first) and whether the search ended (the minimum then proven up to the min cuts' rounding,
-    about ``10⁻⁹`` of the network's capacities)."""
+    about ``10⁻⁹`` of the network's capacities). At a node of the branch and price the
+    minimum runs over the sets that keep the group's fixings (the search's root), at the
+    prizes without the penalty, less :meth:`Problem.offset` (``docs/partition.md``, B4)."""
     capacity = float(problem.cost[group]) * problem.traffic
     low, high = int(problem.low[group]), int(problem.high[group])
     inside = None if problem.inside is None else problem.inside[group]
