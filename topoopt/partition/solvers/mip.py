@@ -254,9 +254,8 @@ class PartitionMipSolver(MipSolver):
             if bounded.bound is not None and math.isfinite(bounded.bound):
                 bound = max(0.0, bounded.bound)
             said = bounded.message.removesuffix(RETURNING)
-            met = bounded.solution  # the bounds' answer: better if they met a better one
-            if met is not None and evaluate(instance, met) < evaluate(instance, searched):
-                searched = met
+            if bounded.solution is not None:  # the bounds' answer: they may meet a better one
+                searched = _cheaper(instance, bounded.solution, searched)
         best, more = improve(instance, searched.indices(instance), ctx, restarts=10**9, rng=rng)
         restarts += more
         solution = Assignment.from_indices(instance, best.tolist())
@@ -314,9 +313,10 @@ class PartitionMipSolver(MipSolver):
                 if report is not None:
                     report({"bound": best, "method": method, "where": found.where})
                 if found.where is not None:  # an assignment the bounds met: kept if better
-                    met = Assignment.from_indices(instance, found.where)
-                    if incumbent is None or evaluate(instance, met) < incumbent:
-                        start, incumbent = met, evaluate(instance, met)
+                    start = _cheaper(
+                        instance, Assignment.from_indices(instance, found.where), start
+                    )
+                    incumbent = evaluate(instance, start)
                 if incumbent is not None and _closes(best, incumbent):
                     break
         if incumbent is not None and method and _closes(best, incumbent):
@@ -465,9 +465,7 @@ class PartitionMipSolver(MipSolver):
         best = [line for line in lines if "bound" in line]
         met = [line["where"] for line in best if line.get("where") is not None]
         if met:  # the last assignment the child's bounds met is its best
-            found = Assignment.from_indices(instance, met[-1])
-            if start is None or evaluate(instance, found) < evaluate(instance, start):
-                start = found
+            start = _cheaper(instance, Assignment.from_indices(instance, met[-1]), start)
         message = "stopped at the time limit" + (" before the MIP answered" if mip else "")
         bound = 0.0  # traffic and costs are >= 0: every cut is
         if best:
@@ -487,6 +485,13 @@ class PartitionMipSolver(MipSolver):
             solve_s=time.perf_counter() - started,
             message=message,
         )
+
+
+def _cheaper(instance: PartitionInstance, found: Assignment, kept: Assignment | None) -> Assignment:
+    """``found`` if its cut is below ``kept``'s (or nothing is kept), else ``kept``."""
+    if kept is not None and evaluate(instance, found) >= evaluate(instance, kept):
+        return kept
+    return found
 
 
 def _closes(bound: float, objective: float) -> bool:
